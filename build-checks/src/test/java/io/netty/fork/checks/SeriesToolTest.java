@@ -1,0 +1,139 @@
+/*
+ * Copyright 2026 The Netty Project
+ *
+ * The Netty Project licenses this file to you under the Apache License,
+ * version 2.0 (the "License"); you may not use this file except in compliance
+ * with the License. You may obtain a copy of the License at:
+ *
+ *   https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+ * WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+ * License for the specific language governing permissions and limitations
+ * under the License.
+ */
+package io.netty.fork.checks;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The series tooling: a round trip through the editing work tree leaves {@code patches/} byte-identical, and a
+ * patch that does not apply (or touches a module the build does not patch) fails with its name and the file.
+ */
+class SeriesToolTest {
+    private static final String TARGET = "codec-http2/src/main/java/io/netty/handler/codec/http2/Http2CodecUtil.java";
+
+    @Test
+    void roundTripIsByteIdentical() throws Exception {
+        Result r = run(null, "roundtrip");
+        assertThat(r.exit).as(r.output).isZero();
+        assertThat(r.output).contains("byte-identical");
+    }
+
+    @Test
+    void materialisedTreeHasBaseCommitThenOneCommitPerPatch(@TempDir Path tmp) throws Exception {
+        Path tree = tmp.resolve("tree");
+        Result r = run(null, "materialise", tree.toString());
+        assertThat(r.exit).as(r.output).isZero();
+        Result log = exec(tree, null, "git", "log", "--format=%s", "upstream-base..HEAD");
+        assertThat(log.output.lines().filter(l -> !l.isEmpty()).count()).isEqualTo(Fork.patches().size());
+        assertThat(tree.resolve(TARGET)).exists();
+    }
+
+    @Test
+    void patchThatDoesNotApplyNamesPatchAndFile(@TempDir Path tmp) throws Exception {
+        Path patches = Files.createDirectories(tmp.resolve("patches"));
+        Files.write(patches.resolve("0001-codec-http2-broken.patch"), Arrays.asList(
+                "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001",
+                "From: Someone <someone@example.invalid>",
+                "Subject: [PATCH] broken",
+                "",
+                "---",
+                "diff --git a/" + TARGET + " b/" + TARGET,
+                "--- a/" + TARGET,
+                "+++ b/" + TARGET,
+                "@@ -20,3 +20,3 @@",
+                " this line is not in upstream's file",
+                "-nor this one",
+                "+replacement",
+                " end"), StandardCharsets.UTF_8);
+        Path root = unpackCodecHttp2(tmp);
+
+        Result r = run(patches, "apply", "codec-http2", root.toString());
+        assertThat(r.exit).isNotZero();
+        assertThat(r.output).contains("0001-codec-http2-broken.patch").contains(TARGET).contains("does not apply");
+    }
+
+    @Test
+    void patchOutsideThePatchedModulesIsRejected(@TempDir Path tmp) throws Exception {
+        Path patches = Files.createDirectories(tmp.resolve("patches"));
+        String file = "handler/src/main/java/io/netty/handler/ssl/SslHandler.java";
+        Files.write(patches.resolve("0001-handler-change.patch"), Arrays.asList(
+                "Subject: [PATCH] handler",
+                "",
+                "---",
+                "diff --git a/" + file + " b/" + file,
+                "--- a/" + file,
+                "+++ b/" + file,
+                "@@ -1 +1 @@",
+                "-a",
+                "+b"), StandardCharsets.UTF_8);
+        Path root = unpackCodecHttp2(tmp);
+
+        Result r = run(patches, "apply", "codec-http2", root.toString());
+        assertThat(r.exit).isNotZero();
+        assertThat(r.output).contains("0001-handler-change.patch").contains(file).contains("outside the patched modules");
+    }
+
+    private static Path unpackCodecHttp2(Path tmp) throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("series"));
+        Result r = run(null, "unpack", "codec-http2", Fork.upstreamJar("codec-http2", "sources").toString(),
+                root.toString());
+        assertThat(r.exit).as(r.output).isZero();
+        assertThat(root.resolve(TARGET)).exists();
+        return root;
+    }
+
+    private static Result run(Path patchDir, String... args) throws Exception {
+        List<String> command = new ArrayList<>();
+        command.add("bash");
+        command.add(Fork.ROOT.resolve("tools/series.sh").toString());
+        command.addAll(Arrays.asList(args));
+        return exec(Fork.ROOT, patchDir, command.toArray(new String[0]));
+    }
+
+    private static Result exec(Path dir, Path patchDir, String... command) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+        if (patchDir != null) {
+            pb.environment().put("PATCH_DIR", patchDir.toString());
+        }
+        Process p = pb.start();
+        p.getOutputStream().close();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(5, TimeUnit.MINUTES)).as("%s finished", command[0]).isTrue();
+        return new Result(p.exitValue(), output);
+    }
+
+    private static final class Result {
+        final int exit;
+        final String output;
+
+        Result(int exit, String output) {
+            this.exit = exit;
+            this.output = output;
+        }
+    }
+}
