@@ -1,0 +1,129 @@
+/*
+ * Copyright 2026 The Netty Project
+ *
+ * The Netty Project licenses this file to you under the Apache License, version 2.0 (the
+ * "License"); you may not use this file except in compliance with the License. You may obtain a
+ * copy of the License at:
+ *
+ * https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package io.netty.handler.codec.http2;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import static io.netty.handler.codec.http2.Http2CodecUtil.DEFAULT_MAX_FRAME_SIZE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * {@link UniformStreamByteDistributor} with a one-frame minimum chunk, as the default: an allocation smaller than a
+ * whole number of chunks only comes from the budget left in the call or from the stream's own remaining bytes,
+ * never from splitting the budget between streams.
+ */
+public class UniformStreamByteDistributorChunkTest {
+
+    @ParameterizedTest(name = "{0} streams of {1} bytes, budget {2}")
+    @CsvSource({
+            "2, 65536, 65536",
+            "3, 65536, 65536",
+            "3, 65536, 100000",
+            "4, 65536, 65535",
+            "5, 40000, 65536",
+            "7, 65536, 200000",
+            "16, 65536, 65536",
+            "100, 65536, 65536",
+            "100, 65536, 8192"
+    })
+    public void partialChunksOnlyFromBudgetOrStream(int streams, int bodySize, int budget) throws Http2Exception {
+        Http2Connection connection = new DefaultHttp2Connection(false);
+        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
+        for (int i = 0; i < streams; i++) {
+            Http2Stream stream = connection.local().createStream(2 * i + 1, false);
+            Http2TestStreamState state = new Http2TestStreamState(stream, bodySize);
+            states.put(stream.id(), state);
+            distributor.updateStreamableBytes(state);
+        }
+
+        CheckingWriter writer = new CheckingWriter(distributor, states);
+        long total = (long) streams * bodySize;
+        int rounds = 0;
+        while (writer.written < total) {
+            writer.budgetLeft = budget;
+            boolean more = distributor.distribute(budget, writer);
+            assertEquals(writer.written < total, more);
+            assertTrue(++rounds <= total / Math.min(budget, DEFAULT_MAX_FRAME_SIZE) + streams,
+                    "distribution does not progress");
+        }
+    }
+
+    /** Checks each allocation as the flow controller would see it, then writes it all. */
+    private static final class CheckingWriter implements StreamByteDistributor.Writer {
+        private final UniformStreamByteDistributor distributor;
+        private final Map<Integer, Http2TestStreamState> states;
+        int budgetLeft;
+        long written;
+
+        CheckingWriter(UniformStreamByteDistributor distributor, Map<Integer, Http2TestStreamState> states) {
+            this.distributor = distributor;
+            this.states = states;
+        }
+
+        @Override
+        public void write(Http2Stream stream, int numBytes) {
+            Http2TestStreamState state = states.get(stream.id());
+            boolean wholeChunks = numBytes > 0 && numBytes % DEFAULT_MAX_FRAME_SIZE == 0;
+            boolean restOfBudget = numBytes == budgetLeft;
+            boolean restOfStream = numBytes == state.pending;
+            if (!wholeChunks && !restOfBudget && !restOfStream) {
+                fail("stream " + stream.id() + " was given " + numBytes + " bytes with " + budgetLeft +
+                        " left in the budget and " + state.pending + " left in the stream");
+            }
+            budgetLeft -= numBytes;
+            written += numBytes;
+            state.pending -= numBytes;
+            distributor.updateStreamableBytes(state);
+        }
+    }
+
+    private static final class Http2TestStreamState implements StreamByteDistributor.StreamState {
+        private final Http2Stream stream;
+        int pending;
+
+        Http2TestStreamState(Http2Stream stream, int pending) {
+            this.stream = stream;
+            this.pending = pending;
+        }
+
+        @Override
+        public Http2Stream stream() {
+            return stream;
+        }
+
+        @Override
+        public long pendingBytes() {
+            return pending;
+        }
+
+        @Override
+        public boolean hasFrame() {
+            return pending > 0;
+        }
+
+        @Override
+        public int windowSize() {
+            return Integer.MAX_VALUE;
+        }
+    }
+}
