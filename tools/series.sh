@@ -94,7 +94,7 @@ sources_jar() {
   local artifact=netty-$1 version=$2 jar
   jar=$HOME/.m2/repository/io/netty/$artifact/$version/$artifact-$version-sources.jar
   if [ ! -f "$jar" ]; then
-    mvn -q -B dependency:get -Dtransitive=false "-Dartifact=io.netty:$artifact:$version:jar:sources" >&2 \
+    "$TOP/mvnw" -q -B dependency:get -Dtransitive=false "-Dartifact=io.netty:$artifact:$version:jar:sources" >&2 \
       || die "cannot resolve io.netty:$artifact:$version:sources"
   fi
   echo "$jar"
@@ -117,12 +117,13 @@ cmd_materialise() {
     GIT_AUTHOR_DATE="2000-01-01T00:00:00Z" GIT_COMMITTER_DATE="2000-01-01T00:00:00Z" \
       git "${GIT_ID[@]}" commit -q -m "Netty $version sources of the patched modules"
     git tag upstream-base
-    for p in $(patches); do
-      if ! git "${GIT_ID[@]}" am -q --keep-cr "$p"; then
-        git am --abort || true
-        die "patch $(basename "$p") does not apply onto Netty $version (see git's message above)"
-      fi
-    done
+    mapfile -t series < <(patches)
+    [ ${#series[@]} -gt 0 ] || exit 0
+    if ! git "${GIT_ID[@]}" am -q --keep-cr "${series[@]}"; then
+      n=$(cat .git/rebase-apply/next 2>/dev/null || echo 1)
+      die "patch $(basename "${series[$((n - 1))]}") does not apply onto Netty $version (git's message above" \
+        "names the file); resolve it in $dir and run 'git am --continue', or 'git am --abort'"
+    fi
   )
   echo "series: $dir: upstream-base + $(patches | wc -l) patch(es); edit, commit, then: tools/series.sh regenerate $dir"
 }

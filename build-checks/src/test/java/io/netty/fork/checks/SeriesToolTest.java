@@ -56,25 +56,21 @@ class SeriesToolTest {
     @Test
     void patchThatDoesNotApplyNamesPatchAndFile(@TempDir Path tmp) throws Exception {
         Path patches = Files.createDirectories(tmp.resolve("patches"));
-        Files.write(patches.resolve("0001-codec-http2-broken.patch"), Arrays.asList(
-                "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001",
-                "From: Someone <someone@example.invalid>",
-                "Subject: [PATCH] broken",
-                "",
-                "---",
-                "diff --git a/" + TARGET + " b/" + TARGET,
-                "--- a/" + TARGET,
-                "+++ b/" + TARGET,
-                "@@ -20,3 +20,3 @@",
-                " this line is not in upstream's file",
-                "-nor this one",
-                "+replacement",
-                " end"), StandardCharsets.UTF_8);
+        Files.write(patches.resolve("0001-codec-http2-broken.patch"), brokenPatch(), StandardCharsets.UTF_8);
         Path root = unpackCodecHttp2(tmp);
 
         Result r = run(patches, "apply", "codec-http2", root.toString());
         assertThat(r.exit).isNotZero();
         assertThat(r.output).contains("0001-codec-http2-broken.patch").contains(TARGET).contains("does not apply");
+    }
+
+    @Test
+    void materialiseStopsAtThePatchThatDoesNotApply(@TempDir Path tmp) throws Exception {
+        Path patches = Files.createDirectories(tmp.resolve("patches"));
+        Files.write(patches.resolve("0001-codec-http2-broken.patch"), brokenPatch(), StandardCharsets.UTF_8);
+        Result r = run(patches, "materialise", tmp.resolve("tree").toString());
+        assertThat(r.exit).isNotZero();
+        assertThat(r.output).contains("0001-codec-http2-broken.patch").contains(TARGET).contains("git am --continue");
     }
 
     @Test
@@ -96,6 +92,23 @@ class SeriesToolTest {
         Result r = run(patches, "apply", "codec-http2", root.toString());
         assertThat(r.exit).isNotZero();
         assertThat(r.output).contains("0001-handler-change.patch").contains(file).contains("outside the patched modules");
+    }
+
+    private static List<String> brokenPatch() {
+        return Arrays.asList(
+                "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001",
+                "From: Someone <someone@example.invalid>",
+                "Subject: [PATCH] broken",
+                "",
+                "---",
+                "diff --git a/" + TARGET + " b/" + TARGET,
+                "--- a/" + TARGET,
+                "+++ b/" + TARGET,
+                "@@ -20,3 +20,3 @@",
+                " this line is not in upstream's file",
+                "-nor this one",
+                "+replacement",
+                " end");
     }
 
     private static Path unpackCodecHttp2(Path tmp) throws Exception {
