@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Print a JMH JSON result as a table: per-operation values of the @AuxCounters (OPERATIONS rates divided by the
-score) and ratios against a baseline parameter value measured in the same run.
+score) and ratios against a baseline parameter value measured in the same run. The benchmark method counts as a
+parameter named "method".
 
-    tools/jmh-table.py RESULT.json [--baseline PARAM=VALUE]
+    tools/jmh-table.py RESULT.json [--baseline PARAM=VALUE] [--per COUNTER]
+    e.g. --baseline algorithm=WFQ, --baseline method=fork, --per responses
 """
 import argparse
 import json
@@ -13,12 +15,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("result")
     ap.add_argument("--baseline", help="PARAM=VALUE the other rows are compared with, e.g. algorithm=WFQ")
+    ap.add_argument("--per", help="COUNTER to divide the other counters by instead of the score, e.g. responses")
     args = ap.parse_args()
 
     with open(args.result) as f:
         runs = json.load(f)
     if not runs:
         sys.exit("jmh-table: no results in %s" % args.result)
+    # The benchmark method is a parameter like the others ("method"), so that methods can be compared too.
+    for r in runs:
+        r["params"] = dict([("method", r["benchmark"].rsplit(".", 1)[-1])] + list(r.get("params", {}).items()))
 
     base_param = base_value = None
     if args.baseline:
@@ -33,14 +39,18 @@ def main():
 
     def key(run, without=None):
         p = run.get("params", {})
-        return (run["benchmark"],) + tuple(p[n] for n in param_names if n != without)
+        return tuple(p[n] for n in param_names if n != without)
+
+    if args.per and args.per not in counters:
+        sys.exit("jmh-table: no counter %r (counters: %s)" % (args.per, ", ".join(counters)))
 
     def per_op(run):
         score = run["primaryMetric"]["score"]
+        unit = run["secondaryMetrics"][args.per]["score"] if args.per else score
         values = {"score": score}
         for c in counters:
             m = run.get("secondaryMetrics", {}).get(c)
-            values[c] = m["score"] / score if m and score else float("nan")
+            values[c] = m["score"] / unit if m and unit else float("nan")
         return values
 
     baselines = {}
@@ -49,9 +59,10 @@ def main():
             if r["params"].get(base_param) == base_value:
                 baselines[key(r, base_param)] = per_op(r)
 
-    header = param_names + ["ops/s", "±"] + ["%s/op" % c for c in counters]
+    per = "/" + (args.per or "op")
+    header = param_names + ["ops/s", "±"] + ["%s%s" % (c, per) for c in counters]
     if base_param:
-        header += ["ops/s vs %s" % base_value] + ["%s/op vs %s" % (c, base_value) for c in counters]
+        header += ["ops/s vs %s" % base_value] + ["%s%s vs %s" % (c, per, base_value) for c in counters]
     rows = [header]
     for r in runs:
         v = per_op(r)

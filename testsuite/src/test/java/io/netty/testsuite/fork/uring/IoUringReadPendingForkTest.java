@@ -24,7 +24,9 @@ import org.junit.jupiter.api.Nested;
 import java.util.List;
 
 /**
- * Netty's {@link SocketReadPendingTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link SocketReadPendingTest} on the fork's io_uring transport. Not with a provided-buffer ring: the
+ * test expects one read per {@code read()} call, which multishot receives into a buffer ring do not give (it fails the same way
+ * with upstream's artifacts; see PATCHES.md).
  */
 public class IoUringReadPendingForkTest {
     @Nested
@@ -32,14 +34,6 @@ public class IoUringReadPendingForkTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
             return ForkIoUringSocketTestPermutation.PLAIN.socket();
-        }
-    }
-
-    @Nested
-    public class BufferRing extends SocketReadPendingTest {
-        @Override
-        protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }
