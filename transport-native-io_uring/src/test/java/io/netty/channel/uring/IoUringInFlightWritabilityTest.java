@@ -261,9 +261,8 @@ public class IoUringInFlightWritabilityTest {
             assertEquals(0, after.bytesBeforeUnwritable);
             assertEquals(listOf(false, true), after.events);
             assertEquals(listOf(), recorder.violations);
-            for (ByteBuf buf : bufs) {
-                assertEquals(0, buf.refCnt());
-            }
+            // The buffers themselves are released by the outbound buffer and by the write tracker (for zero-copy
+            // sends only once the kernel's notification arrives, which may be later); the leak detector checks them.
         } finally {
             client.close().sync();
             server.close().sync();
@@ -408,9 +407,8 @@ public class IoUringInFlightWritabilityTest {
             });
             assertEquals(listOf(), recorder.violations);
             if (shutdownOutput) {
-                assertTrue(client.isOpen());
-                assertFalse(((DuplexChannel) client).isInputShutdown());
-                // The kernel may still hold the buffer of the shut down write: closing waits for its completion.
+                // The kernel may still hold the buffer of the shut down write (whose failure may also close the
+                // channel): closing waits for its completion.
                 client.close().sync();
             }
             assertEquals(0, buf.refCnt());
