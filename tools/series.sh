@@ -7,6 +7,9 @@
 #   tools/series.sh regenerate [DIR]    rewrite patches/ from the commits of DIR after its base commit
 #   tools/series.sh roundtrip           materialise + regenerate into temporary folders; fails unless
 #                                       the result is byte-identical to patches/
+#   tools/series.sh export [OUT]        per patch, a PR-ready file (the patch plus the new tests and benchmarks
+#                                       PATCHES.md lists for it, one commit) that git am applies onto the
+#                                       upstream sources; checked here (default OUT: target/export)
 #   tools/series.sh unpack MODULE SOURCES_JAR ROOT   (build) lay out one module's sources under ROOT
 #   tools/series.sh apply MODULE ROOT [PATCH_DIR]    (build) apply the hunks of the series that touch
 #                                                    MODULE to ROOT/MODULE, patch by patch
@@ -150,6 +153,44 @@ cmd_roundtrip() {
   echo "series: round trip of $(patches | wc -l) patch(es) is byte-identical"
 }
 
+# The files PATCHES.md lists for a patch: the lines of its "<!-- export NNNN" comment.
+export_files() {
+  sed -n "/^<!-- export $1:/,/^-->/p" "$TOP/PATCHES.md" | sed '1d;$d'
+}
+
+cmd_export() {
+  local out=${1:-$TOP/target/export} p n files f name
+  tree=$(mktemp -d)
+  trap 'rm -rf "$tree"' EXIT
+  cmd_materialise "$tree/tree" >/dev/null
+  mkdir -p "$out"
+  find "$out" -maxdepth 1 -name '*.patch' -delete
+  for p in $(patches); do
+    name=$(basename "$p")
+    n=${name%%-*}
+    files=$(export_files "$n")
+    [ -n "$files" ] || die "PATCHES.md lists no export files for $name (an '<!-- export $n:' comment)"
+    (
+      cd "$tree/tree"
+      git checkout -q -B "export-$n" upstream-base
+      git "${GIT_ID[@]}" am -q --keep-cr "$p" || die "patch $name does not apply onto the upstream sources"
+      for f in $files; do
+        [ -f "$TOP/$f" ] || die "PATCHES.md lists $f for $name, but there is no such file"
+        [ ! -e "$f" ] || die "$f, listed for $name, exists upstream: a PR can not add it"
+        mkdir -p "$(dirname "$f")"
+        cp "$TOP/$f" "$f"
+        git add "$f"
+      done
+      git "${GIT_ID[@]}" commit -q --amend --no-edit
+      git format-patch -q "${FORMAT_OPTS[@]}" --start-number "$((10#$n))" -o "$out" -1 HEAD
+      # The check: the PR file applies onto the upstream sources by itself.
+      git checkout -q -B "check-$n" upstream-base
+      git "${GIT_ID[@]}" am -q --keep-cr "$out/$name" || die "exported $name does not apply onto upstream"
+    )
+  done
+  echo "series: exported $(patches | wc -l) PR file(s) to $out, each checked to apply onto Netty $(base_version)"
+}
+
 case "${1:-}" in
   unpack) shift; [ $# -eq 3 ] || die "usage: unpack MODULE SOURCES_JAR ROOT"; cmd_unpack "$@" ;;
   apply) shift; [ $# -ge 2 ] || die "usage: apply MODULE ROOT [PATCH_DIR]"
@@ -158,5 +199,7 @@ case "${1:-}" in
   materialise|materialize) shift; cmd_materialise "$@" ;;
   regenerate) shift; cmd_regenerate "$@" ;;
   roundtrip) cmd_roundtrip ;;
-  *) die "usage: tools/series.sh materialise [DIR] | regenerate [DIR] | roundtrip | unpack ... | apply ..." ;;
+  export) shift; cmd_export "$@" ;;
+  *) die "usage: tools/series.sh materialise [DIR] | regenerate [DIR] | roundtrip | export [OUT] | unpack ... |" \
+       "apply ..." ;;
 esac

@@ -43,6 +43,41 @@ class SeriesToolTest {
         assertThat(r.output).contains("byte-identical");
     }
 
+    /** One PR file per patch, with the tests and benchmarks PATCHES.md lists, each applying onto upstream alone. */
+    @Test
+    void exportWritesOneCheckedPrFilePerPatch(@TempDir Path tmp) throws Exception {
+        Path out = tmp.resolve("export");
+        Result r = run(null, "export", out.toString());
+        assertThat(r.exit).as(r.output).isZero();
+        assertThat(r.output).contains("each checked to apply");
+        for (Path patch : Fork.patches()) {
+            Path exported = out.resolve(patch.getFileName());
+            assertThat(exported).exists();
+            String text = new String(Files.readAllBytes(exported), StandardCharsets.UTF_8);
+            String n = patch.getFileName().toString().substring(0, 4);
+            List<String> files = exportFiles(n);
+            assertThat(files).as("export files of %s in PATCHES.md", n).isNotEmpty();
+            for (String file : files) {
+                assertThat(text).contains("diff --git a/" + file + " b/" + file);
+            }
+        }
+    }
+
+    private static List<String> exportFiles(String n) {
+        List<String> files = new ArrayList<>();
+        boolean in = false;
+        for (String line : Fork.read(Fork.ROOT.resolve("PATCHES.md")).split("\n")) {
+            if (line.startsWith("<!-- export " + n + ":")) {
+                in = true;
+            } else if (in && line.startsWith("-->")) {
+                break;
+            } else if (in) {
+                files.add(line.trim());
+            }
+        }
+        return files;
+    }
+
     @Test
     void materialisedTreeHasBaseCommitThenOneCommitPerPatch(@TempDir Path tmp) throws Exception {
         Path tree = tmp.resolve("tree");
