@@ -10,6 +10,9 @@
 #   tools/series.sh export [OUT]        per patch, a PR-ready file (the patch plus the new tests and benchmarks
 #                                       PATCHES.md lists for it, one commit) that git am applies onto the
 #                                       upstream sources; checked here (default OUT: target/export)
+#   tools/series.sh rebase-check VERSION  try the series on another Netty release: per patch, whether it applies
+#                                       (git am) and whether the patched modules then build (./mvnw package,
+#                                       nothing installed); prints a table
 #   tools/series.sh unpack MODULE SOURCES_JAR ROOT   (build) lay out one module's sources under ROOT
 #   tools/series.sh apply MODULE ROOT [PATCH_DIR]    (build) apply the hunks of the series that touch
 #                                                    MODULE to ROOT/MODULE, patch by patch
@@ -153,6 +156,34 @@ cmd_roundtrip() {
   echo "series: round trip of $(patches | wc -l) patch(es) is byte-identical"
 }
 
+cmd_rebase_check() {
+  local version=${1:?usage: rebase-check VERSION} p name built
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  mkdir -p "$tmp/series"
+  echo "| patch | applies onto $version | patched modules build |"
+  echo "|---|---|---|"
+  NETTY_BASE_VERSION=$version PATCH_DIR="$tmp/series" cmd_materialise "$tmp/tree" >/dev/null
+  for p in $(patches); do
+    name=$(basename "$p")
+    # Each patch on top of those that applied before it.
+    if (cd "$tmp/tree" && git "${GIT_ID[@]}" am -q --keep-cr "$p" >/dev/null 2>&1); then
+      cp "$p" "$tmp/series/"
+      if (cd "$TOP" && PATCH_DIR="$tmp/series" ./mvnw -B -q -ntp package -Dmaven.test.skip=true -Djapicmp.skip \
+          -Dnetty.base.version="$version" -pl transport,codec-http2,transport-classes-io_uring,transport-native-io_uring \
+          >"$tmp/build-$name.log" 2>&1); then
+        built=yes
+      else
+        built="no: $(grep -m1 'ERROR' "$tmp/build-$name.log" | cut -c1-160)"
+      fi
+      echo "| $name | yes | $built |"
+    else
+      (cd "$tmp/tree" && git am --abort >/dev/null 2>&1 || true)
+      echo "| $name | no | - |"
+    fi
+  done
+}
+
 # The files PATCHES.md lists for a patch: the lines of its "<!-- export NNNN" comment.
 export_files() {
   sed -n "/^<!-- export $1:/,/^-->/p" "$TOP/PATCHES.md" | sed '1d;$d'
@@ -200,6 +231,7 @@ case "${1:-}" in
   regenerate) shift; cmd_regenerate "$@" ;;
   roundtrip) cmd_roundtrip ;;
   export) shift; cmd_export "$@" ;;
+  rebase-check) shift; cmd_rebase_check "$@" ;;
   *) die "usage: tools/series.sh materialise [DIR] | regenerate [DIR] | roundtrip | export [OUT] | unpack ... |" \
        "apply ..." ;;
 esac
