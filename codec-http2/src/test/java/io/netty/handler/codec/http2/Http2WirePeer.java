@@ -91,10 +91,6 @@ final class Http2WirePeer {
         sendClientFrames();
     }
 
-    Http2ConnectionHandler handler() {
-        return handler;
-    }
-
     ChannelHandlerContext context() {
         return channel.pipeline().context(handler);
     }
@@ -189,11 +185,6 @@ final class Http2WirePeer {
             }
             ReferenceCountUtil.release(msg);
         }
-    }
-
-    /** Every frame the server wrote so far. */
-    List<Frame> frames() {
-        return frames;
     }
 
     /** The DATA frames the server wrote so far, for one stream or (streamId 0) for all streams. */
