@@ -14,10 +14,14 @@
  */
 package io.netty.handler.codec.http2;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import static io.netty.handler.codec.http2.Http2CodecUtil.DEFAULT_MAX_FRAME_SIZE;
@@ -26,9 +30,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * {@link UniformStreamByteDistributor} with a one-frame minimum chunk, as the default: an allocation smaller than a
- * whole number of chunks only comes from the budget left in the call or from the stream's own remaining bytes,
- * never from splitting the budget between streams.
+ * {@link UniformStreamByteDistributor} with a one-frame minimum chunk, as the default: an allocation that is not a
+ * whole number of chunks only comes from the stream's own remaining bytes or from a budget smaller than the first
+ * allocation of a call, never from splitting the budget between streams or from the end of a budget.
  */
 public class UniformStreamByteDistributorChunkTest {
 
@@ -61,6 +65,7 @@ public class UniformStreamByteDistributorChunkTest {
         int rounds = 0;
         while (writer.written < total) {
             writer.budgetLeft = budget;
+            writer.firstInCall = true;
             boolean more = distributor.distribute(budget, writer);
             assertEquals(writer.written < total, more);
             assertTrue(++rounds <= total / Math.min(budget, DEFAULT_MAX_FRAME_SIZE) + streams,
@@ -68,11 +73,45 @@ public class UniformStreamByteDistributorChunkTest {
         }
     }
 
+    @Test
+    public void restOfBudgetWaitsForTheNextCall() throws Http2Exception {
+        Http2Connection connection = new DefaultHttp2Connection(false);
+        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
+        for (int id = 1; id <= 3; id += 2) {
+            Http2TestStreamState state = new Http2TestStreamState(connection.local().createStream(id, false),
+                    4 * DEFAULT_MAX_FRAME_SIZE);
+            states.put(id, state);
+            distributor.updateStreamableBytes(state);
+        }
+        final List<String> writes = new ArrayList<String>();
+        StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {
+            @Override
+            public void write(Http2Stream stream, int numBytes) {
+                writes.add(stream.id() + ":" + numBytes);
+                Http2TestStreamState state = states.get(stream.id());
+                state.pending -= numBytes;
+                distributor.updateStreamableBytes(state);
+            }
+        };
+
+        // Two whole chunks fit, 7232 bytes are left: no stream gets a partial frame from them.
+        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 7232, writer));
+        assertEquals(Arrays.asList("1:16384", "3:16384"), writes);
+
+        // Stream 1 was next in line and is served first; a budget smaller than a chunk still makes progress.
+        writes.clear();
+        assertTrue(distributor.distribute(7232, writer));
+        assertEquals(Arrays.asList("1:7232"), writes);
+    }
+
     /** Checks each allocation as the flow controller would see it, then writes it all. */
     private static final class CheckingWriter implements StreamByteDistributor.Writer {
         private final UniformStreamByteDistributor distributor;
         private final Map<Integer, Http2TestStreamState> states;
         int budgetLeft;
+        boolean firstInCall;
         long written;
 
         CheckingWriter(UniformStreamByteDistributor distributor, Map<Integer, Http2TestStreamState> states) {
@@ -84,13 +123,14 @@ public class UniformStreamByteDistributorChunkTest {
         public void write(Http2Stream stream, int numBytes) {
             Http2TestStreamState state = states.get(stream.id());
             boolean wholeChunks = numBytes > 0 && numBytes % DEFAULT_MAX_FRAME_SIZE == 0;
-            boolean restOfBudget = numBytes == budgetLeft;
+            boolean restOfSmallBudget = firstInCall && numBytes == budgetLeft;
             boolean restOfStream = numBytes == state.pending;
-            if (!wholeChunks && !restOfBudget && !restOfStream) {
+            if (!wholeChunks && !restOfSmallBudget && !restOfStream) {
                 fail("stream " + stream.id() + " was given " + numBytes + " bytes with " + budgetLeft +
                         " left in the budget and " + state.pending + " left in the stream");
             }
             budgetLeft -= numBytes;
+            firstInCall &= numBytes == 0;
             written += numBytes;
             state.pending -= numBytes;
             distributor.updateStreamableBytes(state);

@@ -1,0 +1,351 @@
+/*
+ * Copyright 2026 The Netty Project
+ *
+ * The Netty Project licenses this file to you under the Apache License,
+ * version 2.0 (the "License"); you may not use this file except in compliance
+ * with the License. You may obtain a copy of the License at:
+ *
+ *   https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+ * WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+ * License for the specific language governing permissions and limitations
+ * under the License.
+ */
+package io.netty.testsuite.transport.socket;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http2.DefaultHttp2Connection;
+import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
+import io.netty.handler.codec.http2.DefaultHttp2Headers;
+import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
+import io.netty.handler.codec.http2.Http2Connection;
+import io.netty.handler.codec.http2.Http2CodecUtil;
+import io.netty.handler.codec.http2.Http2ConnectionHandler;
+import io.netty.handler.codec.http2.Http2ConnectionHandlerBuilder;
+import io.netty.handler.codec.http2.Http2Exception;
+import io.netty.handler.codec.http2.Http2FrameAdapter;
+import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
+import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.handler.codec.http2.Http2HeadersFrame;
+import io.netty.handler.codec.http2.Http2MultiplexHandler;
+import io.netty.handler.codec.http2.Http2Settings;
+import io.netty.handler.codec.http2.HttpConversionUtil;
+import io.netty.handler.codec.http2.HttpToHttp2ConnectionHandlerBuilder;
+import io.netty.handler.codec.http2.InboundHttp2ToHttpAdapterBuilder;
+import io.netty.util.ReferenceCountUtil;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * HTTP/2 servers answering bursts of requests with 64 KiB bodies, as users run them: responses must leave in whole
+ * DATA frames (four 16 KiB frames, one more at most for a budget that ends mid-frame) on every transport, whatever
+ * the transport's write completion model, and arrive complete and intact.
+ */
+public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
+    private static final int BODY_SIZE = 64 * 1024;
+    private static final int CONNECTIONS = 2;
+    private static final int BURSTS = 4;
+    private static final int BURST_SIZE = 16;
+    private static final int BURST_INTERVAL_MILLIS = 10;
+    private static final int MAX_DATA_FRAMES = 5;
+    private static final double MIN_WHOLE_FRAMED_SHARE = 0.95;
+    private static final int CLIENT_WINDOW = 16 * 1024 * 1024;
+
+    @Test
+    @Timeout(value = 60000, unit = TimeUnit.MILLISECONDS)
+    public void testConnectionHandlerResponses(TestInfo testInfo) throws Throwable {
+        run(testInfo, this::testConnectionHandlerResponses);
+    }
+
+    public void testConnectionHandlerResponses(ServerBootstrap sb, Bootstrap cb) throws Throwable {
+        final ByteBuf body = newBody();
+        try {
+            sb.childHandler(new ChannelInitializer<Channel>() {
+                @Override
+                protected void initChannel(Channel ch) {
+                    Http2Connection connection = new DefaultHttp2Connection(true);
+                    ch.pipeline().addLast(new HttpToHttp2ConnectionHandlerBuilder()
+                            .connection(connection)
+                            .frameListener(new InboundHttp2ToHttpAdapterBuilder(connection)
+                                    .maxContentLength(1024).propagateSettings(false).build())
+                            .build());
+                    ch.pipeline().addLast(new FullResponder(body));
+                }
+            });
+            testResponses(sb, cb, body);
+        } finally {
+            body.release();
+        }
+    }
+
+    @Test
+    @Timeout(value = 60000, unit = TimeUnit.MILLISECONDS)
+    public void testMultiplexHandlerResponses(TestInfo testInfo) throws Throwable {
+        run(testInfo, this::testMultiplexHandlerResponses);
+    }
+
+    public void testMultiplexHandlerResponses(ServerBootstrap sb, Bootstrap cb) throws Throwable {
+        final ByteBuf body = newBody();
+        try {
+            sb.childHandler(new ChannelInitializer<Channel>() {
+                @Override
+                protected void initChannel(Channel ch) {
+                    ch.pipeline().addLast(Http2FrameCodecBuilder.forServer().build());
+                    ch.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
+                        @Override
+                        protected void initChannel(Channel child) {
+                            child.pipeline().addLast(new StreamResponder(body));
+                        }
+                    }));
+                }
+            });
+            testResponses(sb, cb, body);
+        } finally {
+            body.release();
+        }
+    }
+
+    /**
+     * Whether responses must leave in whole DATA frames; a subclass that runs with other defaults only reports the
+     * framing it sees.
+     */
+    protected boolean expectWholeFrames() {
+        return true;
+    }
+
+    private static ByteBuf newBody() {
+        byte[] bytes = new byte[BODY_SIZE];
+        new Random(42).nextBytes(bytes);
+        return Unpooled.directBuffer(BODY_SIZE).writeBytes(bytes);
+    }
+
+    private void testResponses(ServerBootstrap sb, Bootstrap cb, ByteBuf body) throws Throwable {
+        int responses = CONNECTIONS * BURSTS * BURST_SIZE;
+        CountDownLatch done = new CountDownLatch(responses);
+        Queue<Integer> framesPerResponse = new ConcurrentLinkedQueue<Integer>();
+        Queue<Throwable> errors = new ConcurrentLinkedQueue<Throwable>();
+        List<Channel> clients = new ArrayList<Channel>();
+        Channel server = sb.bind().sync().channel();
+        try {
+            for (int i = 0; i < CONNECTIONS; i++) {
+                final Client client = new Client(body, done, framesPerResponse, errors);
+                cb.handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast(client.handler);
+                        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                                errors.add(cause);
+                            }
+                        });
+                    }
+                });
+                Channel ch = cb.connect(server.localAddress()).sync().channel();
+                clients.add(ch);
+                ch.eventLoop().submit(() -> {
+                    client.start(ch);
+                    return null;
+                }).sync();
+            }
+            assertTrue(done.await(30, TimeUnit.SECONDS),
+                    "responses missing: " + done.getCount() + " of " + responses + ", errors: " + errors);
+            assertTrue(errors.isEmpty(), "errors: " + errors);
+
+            Map<Integer, Integer> histogram = new TreeMap<Integer, Integer>();
+            int wholeFramed = 0;
+            for (int frames : framesPerResponse) {
+                histogram.merge(frames, 1, Integer::sum);
+                if (frames <= MAX_DATA_FRAMES) {
+                    wholeFramed++;
+                }
+            }
+            String summary = sb.config().channelFactory() + " <- " + cb.config().channelFactory() + ": "
+                    + responses + " responses of " + BODY_SIZE + " bytes; DATA frames per response (frames=count): "
+                    + histogram;
+            logger.info(summary);
+            assertEquals(responses, framesPerResponse.size(), summary);
+            if (expectWholeFrames()) {
+                assertTrue(wholeFramed >= MIN_WHOLE_FRAMED_SHARE * responses,
+                        "fewer than " + MIN_WHOLE_FRAMED_SHARE * 100 + "% of responses in at most "
+                                + MAX_DATA_FRAMES + " DATA frames: " + summary);
+            }
+        } finally {
+            for (Channel ch : clients) {
+                ch.close().sync();
+            }
+            server.close().sync();
+        }
+    }
+
+    /** Answers each aggregated request with the cached body, as an {@code HttpToHttp2ConnectionHandler} user. */
+    private static final class FullResponder extends SimpleChannelInboundHandler<FullHttpRequest> {
+        private final ByteBuf body;
+
+        FullResponder(ByteBuf body) {
+            this.body = body;
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+                    body.retainedDuplicate());
+            String streamId = HttpConversionUtil.ExtensionHeaderNames.STREAM_ID.text().toString();
+            response.headers().set(streamId, request.headers().get(streamId));
+            response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+            ctx.writeAndFlush(response);
+        }
+    }
+
+    /** Answers the request of its stream with the cached body, as an {@code Http2MultiplexHandler} user. */
+    private static final class StreamResponder extends ChannelInboundHandlerAdapter {
+        private final ByteBuf body;
+
+        StreamResponder(ByteBuf body) {
+            this.body = body;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            try {
+                if (msg instanceof Http2HeadersFrame && ((Http2HeadersFrame) msg).isEndStream()) {
+                    Http2Headers headers = new DefaultHttp2Headers().status(HttpResponseStatus.OK.codeAsText())
+                            .setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+                    ctx.write(new DefaultHttp2HeadersFrame(headers));
+                    ctx.writeAndFlush(new DefaultHttp2DataFrame(body.retainedDuplicate(), true));
+                }
+            } finally {
+                ReferenceCountUtil.release(msg);
+            }
+        }
+    }
+
+    /**
+     * An h2c (prior knowledge) client connection: sends {@code BURSTS} bursts of {@code BURST_SIZE} GETs, one every
+     * {@code BURST_INTERVAL_MILLIS} without waiting for responses, checks every body byte and counts DATA frames.
+     */
+    private static final class Client extends Http2FrameAdapter {
+        final Http2ConnectionHandler handler;
+        private final byte[] expected;
+        private final CountDownLatch done;
+        private final Queue<Integer> framesPerResponse;
+        private final Queue<Throwable> errors;
+        private final Map<Integer, int[]> streams = new HashMap<Integer, int[]>();
+
+        Client(ByteBuf body, CountDownLatch done, Queue<Integer> framesPerResponse, Queue<Throwable> errors) {
+            expected = ByteBufUtil.getBytes(body);
+            this.done = done;
+            this.framesPerResponse = framesPerResponse;
+            this.errors = errors;
+            handler = new Http2ConnectionHandlerBuilder().server(false).frameListener(this)
+                    .initialSettings(new Http2Settings().initialWindowSize(CLIENT_WINDOW)).build();
+        }
+
+        void start(Channel ch) throws Http2Exception {
+            Http2Connection connection = handler.connection();
+            connection.local().flowController().incrementWindowSize(connection.connectionStream(),
+                    CLIENT_WINDOW - Http2CodecUtil.DEFAULT_WINDOW_SIZE);
+            ch.flush();
+            for (int i = 0; i < BURSTS; i++) {
+                ch.eventLoop().schedule(() -> burst(ch), (long) i * BURST_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
+            }
+        }
+
+        private void burst(Channel ch) {
+            ChannelHandlerContext ctx = ch.pipeline().context(handler);
+            for (int i = 0; i < BURST_SIZE; i++) {
+                int streamId = handler.connection().local().incrementAndGetNextStreamId();
+                streams.put(streamId, new int[2]);
+                Http2Headers headers = new DefaultHttp2Headers().method("GET").path("/").scheme("http")
+                        .authority("localhost");
+                handler.encoder().writeHeaders(ctx, streamId, headers, 0, true, ctx.newPromise())
+                        .addListener(future -> {
+                            if (!future.isSuccess()) {
+                                errors.add(future.cause());
+                            }
+                        });
+            }
+            ctx.flush();
+        }
+
+        @Override
+        public void onHeadersRead(ChannelHandlerContext ctx, int streamId, Http2Headers headers, int padding,
+                                  boolean endOfStream) {
+            if (!HttpResponseStatus.OK.codeAsText().contentEquals(headers.status()) || endOfStream) {
+                errors.add(new AssertionError("stream " + streamId + ": unexpected response " + headers));
+            }
+        }
+
+        @Override
+        public int onDataRead(ChannelHandlerContext ctx, int streamId, ByteBuf data, int padding,
+                              boolean endOfStream) {
+            int length = data.readableBytes();
+            // [0]: body bytes received so far, [1]: DATA frames.
+            int[] state = streams.get(streamId);
+            if (state == null || !sameBytes(data, state[0])) {
+                errors.add(new AssertionError("stream " + streamId + ": body corrupted at offset "
+                        + (state == null ? -1 : state[0])));
+            } else {
+                state[0] += length;
+                state[1]++;
+                if (endOfStream) {
+                    if (state[0] != expected.length) {
+                        errors.add(new AssertionError("stream " + streamId + ": body ended after " + state[0]
+                                + " bytes"));
+                    }
+                    framesPerResponse.add(state[1]);
+                    streams.remove(streamId);
+                    done.countDown();
+                }
+            }
+            return length + padding;
+        }
+
+        private boolean sameBytes(ByteBuf data, int offset) {
+            int length = data.readableBytes();
+            if (offset + length > expected.length) {
+                return false;
+            }
+            // One access to the buffer: the leak detector records every one at paranoid level.
+            byte[] received = ByteBufUtil.getBytes(data);
+            for (int i = 0; i < length; i++) {
+                if (received[i] != expected[offset + i]) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+}
