@@ -3,8 +3,13 @@
 score) and ratios against a baseline parameter value measured in the same run. The benchmark method counts as a
 parameter named "method".
 
-    tools/jmh-table.py RESULT.json [--baseline PARAM=VALUE] [--per COUNTER]
-    e.g. --baseline algorithm=WFQ, --baseline method=fork, --per responses
+    tools/jmh-table.py RESULT.json [--baseline PARAM=VALUE] [--per COUNTER] [--only PARAM=V1,V2 ...]
+                       [--counters C1,C2]
+    e.g. --baseline algorithm=WFQ, --baseline method=openLoop, --per responses
+
+Several results can be put side by side as LABEL=RESULT.json: the label becomes a parameter named "artifacts",
+e.g. tools/jmh-table.py upstream=a.json fork=b.json --baseline artifacts=upstream. With --per COUNTER, the
+COUNTER's own column is its rate (per second) rather than 1.
 """
 import argparse
 import json
@@ -13,18 +18,36 @@ import sys
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("result")
+    ap.add_argument("result", nargs="+", help="RESULT.json or LABEL=RESULT.json")
     ap.add_argument("--baseline", help="PARAM=VALUE the other rows are compared with, e.g. algorithm=WFQ")
     ap.add_argument("--per", help="COUNTER to divide the other counters by instead of the score, e.g. responses")
+    ap.add_argument("--only", action="append", default=[], help="PARAM=V1,V2: keep the rows with these values")
+    ap.add_argument("--counters", help="C1,C2: show only these counters")
     args = ap.parse_args()
 
-    with open(args.result) as f:
-        runs = json.load(f)
+    runs = []
+    for arg in args.result:
+        label, path = arg.split("=", 1) if "=" in arg else (None, arg)
+        with open(path) as f:
+            loaded = json.load(f)
+        if not loaded:
+            sys.exit("jmh-table: no results in %s" % path)
+        # The benchmark method is a parameter like the others ("method"), so that methods can be compared too.
+        for r in loaded:
+            params = [("method", r["benchmark"].rsplit(".", 1)[-1])] + list(r.get("params", {}).items())
+            if label is not None:
+                params = [("artifacts", label)] + params
+            r["params"] = dict(params)
+        runs += loaded
+    for only in args.only:
+        if "=" not in only:
+            sys.exit("jmh-table: --only takes PARAM=V1,V2, not %r" % only)
+        name, values = only.split("=", 1)
+        if not any(name in r["params"] for r in runs):
+            sys.exit("jmh-table: --only: no parameter %r" % name)
+        runs = [r for r in runs if r["params"].get(name) in values.split(",")]
     if not runs:
-        sys.exit("jmh-table: no results in %s" % args.result)
-    # The benchmark method is a parameter like the others ("method"), so that methods can be compared too.
-    for r in runs:
-        r["params"] = dict([("method", r["benchmark"].rsplit(".", 1)[-1])] + list(r.get("params", {}).items()))
+        sys.exit("jmh-table: no run left after --only")
 
     base_param = base_value = None
     if args.baseline:
@@ -36,12 +59,18 @@ def main():
 
     param_names = list(runs[0].get("params", {}).keys())
     counters = sorted({k for r in runs for k in r.get("secondaryMetrics", {}) if not k.startswith("·")})
+    if args.counters:
+        unknown = [c for c in args.counters.split(",") if c not in counters]
+        if unknown:
+            sys.exit("jmh-table: no counter %s (counters: %s)" % (", ".join(unknown), ", ".join(counters)))
+        counters = [c for c in args.counters.split(",")]
 
     def key(run, without=None):
         p = run.get("params", {})
         return tuple(p[n] for n in param_names if n != without)
 
-    if args.per and args.per not in counters:
+    all_counters = {k for r in runs for k in r.get("secondaryMetrics", {})}
+    if args.per and args.per not in all_counters:
         sys.exit("jmh-table: no counter %r (counters: %s)" % (args.per, ", ".join(counters)))
 
     def per_op(run):
@@ -50,7 +79,10 @@ def main():
         values = {"score": score}
         for c in counters:
             m = run.get("secondaryMetrics", {}).get(c)
-            values[c] = m["score"] / unit if m and unit else float("nan")
+            if c == args.per:
+                values[c] = m["score"]
+            else:
+                values[c] = m["score"] / unit if m and unit else float("nan")
         return values
 
     baselines = {}
@@ -60,14 +92,16 @@ def main():
                 baselines[key(r, base_param)] = per_op(r)
 
     per = "/" + (args.per or "op")
-    header = param_names + ["ops/s", "±"] + ["%s%s" % (c, per) for c in counters]
+    names = ["%s/s" % c if c == args.per else "%s%s" % (c, per) for c in counters]
+    header = param_names + ["ops/s", "±"] + names
     if base_param:
-        header += ["ops/s vs %s" % base_value] + ["%s%s vs %s" % (c, per, base_value) for c in counters]
+        header += ["ops/s vs %s" % base_value] + ["%s vs %s" % (n, base_value) for n in names]
     rows = [header]
     for r in runs:
         v = per_op(r)
         row = [r["params"][n] for n in param_names]
-        row += ["%.1f" % v["score"], "%.1f" % r["primaryMetric"]["scoreError"]]
+        error = r["primaryMetric"]["scoreError"]
+        row += ["%.1f" % v["score"], "%.1f" % error if isinstance(error, (int, float)) else "-"]
         row += ["%.2f" % v[c] for c in counters]
         if base_param:
             b = baselines.get(key(r, base_param))

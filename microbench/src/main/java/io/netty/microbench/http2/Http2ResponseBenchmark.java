@@ -16,51 +16,29 @@
 package io.netty.microbench.http2;
 
 import io.netty.bootstrap.Bootstrap;
-import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOutboundHandlerAdapter;
-import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.ServerChannel;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.channel.uring.IoUringIoHandler;
-import io.netty.channel.uring.IoUringServerSocketChannel;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.FullHttpRequest;
-import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http2.DefaultHttp2Connection;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
-import io.netty.handler.codec.http2.DefaultHttp2RemoteFlowController;
+import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.netty.handler.codec.http2.Http2Connection;
 import io.netty.handler.codec.http2.Http2ConnectionHandler;
 import io.netty.handler.codec.http2.Http2ConnectionHandlerBuilder;
 import io.netty.handler.codec.http2.Http2FrameAdapter;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2Settings;
-import io.netty.handler.codec.http2.Http2Stream;
-import io.netty.handler.codec.http2.HttpConversionUtil;
-import io.netty.handler.codec.http2.HttpToHttp2ConnectionHandlerBuilder;
-import io.netty.handler.codec.http2.InboundHttp2ToHttpAdapterBuilder;
-import io.netty.handler.codec.http2.StreamByteDistributor;
-import io.netty.handler.codec.http2.UniformStreamByteDistributor;
-import io.netty.handler.codec.http2.WeightedFairQueueByteDistributor;
+import io.netty.microbench.http2.Http2ResponseServer.Distributor;
+import io.netty.microbench.http2.Http2ResponseServer.Pipeline;
+import io.netty.microbench.http2.Http2ResponseServer.Transport;
 import io.netty.microbench.util.AbstractMicrobenchmark;
+import io.netty.util.collection.IntObjectHashMap;
+import io.netty.util.collection.IntObjectMap;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Fork;
@@ -72,101 +50,40 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
-import java.util.concurrent.CountDownLatch;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * The scenario users hit: an HTTP/2 server ({@code HttpToHttp2ConnectionHandler} with
- * {@code InboundHttp2ToHttpAdapter}, one event-loop thread on {@code transport}) answers every request with
- * {@code writeAndFlush(FullHttpResponse)} of a cached {@code bodySize} body; an h2c client on NIO sends bursts of
- * {@code burst} requests on one connection. One operation is one burst, all responses received. Counters (rates;
- * divide by {@code responses} for values per response): {@code serverByteBufs} ByteBufs written at the head of the
- * server pipeline, {@code dataFrames} DATA frames received, {@code serverCpuNanos} CPU time of the server's
- * event-loop thread. {@link #inFlightWritabilityOff} runs in a JVM with
- * {@code -Dio.netty.iouring.inFlightWritability=false}; it compiles and runs against upstream's artifacts too.
+ * The scenario users hit: an HTTP/2 server on one event-loop thread of {@code transport} (see
+ * {@link Http2ResponseServer}: {@code HttpToHttp2ConnectionHandler} or {@code Http2MultiplexHandler} users) answers
+ * every request with a cached {@code bodySize} body; an h2c client on NIO holds {@code connections} connections and,
+ * open loop, sends a burst of {@code burst} GETs on each of them every 10 ms, whether or not earlier responses
+ * arrived (a tick waits only if more than {@value #MAX_OUTSTANDING_BURSTS} bursts per connection are outstanding, so
+ * an overloaded server cannot queue without bound). One operation is one tick. Counters (rates; divide by
+ * {@code responses} for values per response): {@code responses} completed (so {@code responses} is requests/s),
+ * {@code serverByteBufs} ByteBufs written at the head of the server pipeline, {@code dataFrames} DATA frames
+ * received, {@code serverCpuNanos} CPU time of the server's event-loop thread, {@code latencyNanos} the sum of
+ * request latencies at the client (send to end of stream). Latency p50/p99 of each iteration are printed.
+ * {@link #inFlightWritabilityOff} runs in a JVM with {@code -Dio.netty.iouring.inFlightWritability=false}. The
+ * benchmark compiles and runs against upstream's artifacts too.
  */
 @State(Scope.Benchmark)
 public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
-
-    public enum Transport {
-        NIO {
-            @Override
-            IoHandlerFactory factory() {
-                return NioIoHandler.newFactory();
-            }
-
-            @Override
-            Class<? extends ServerChannel> serverChannel() {
-                return NioServerSocketChannel.class;
-            }
-        },
-        EPOLL {
-            @Override
-            IoHandlerFactory factory() {
-                return EpollIoHandler.newFactory();
-            }
-
-            @Override
-            Class<? extends ServerChannel> serverChannel() {
-                return EpollServerSocketChannel.class;
-            }
-        },
-        IO_URING {
-            @Override
-            IoHandlerFactory factory() {
-                return IoUringIoHandler.newFactory();
-            }
-
-            @Override
-            Class<? extends ServerChannel> serverChannel() {
-                return IoUringServerSocketChannel.class;
-            }
-        };
-
-        abstract IoHandlerFactory factory();
-
-        abstract Class<? extends ServerChannel> serverChannel();
-    }
-
-    public enum Distributor {
-        /** Whatever the Netty on the class path defaults to. */
-        DEFAULT {
-            @Override
-            StreamByteDistributor newDistributor(Http2Connection connection) {
-                return null;
-            }
-        },
-        WFQ {
-            @Override
-            StreamByteDistributor newDistributor(Http2Connection connection) {
-                return new WeightedFairQueueByteDistributor(connection);
-            }
-        },
-        UNIFORM_1K {
-            @Override
-            StreamByteDistributor newDistributor(Http2Connection connection) {
-                return new UniformStreamByteDistributor(connection);
-            }
-        },
-        UNIFORM_16K {
-            @Override
-            StreamByteDistributor newDistributor(Http2Connection connection) {
-                UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection);
-                distributor.minAllocationChunk(16 * 1024);
-                return distributor;
-            }
-        };
-
-        abstract StreamByteDistributor newDistributor(Http2Connection connection);
-    }
+    private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    private static final int MAX_OUTSTANDING_BURSTS = 8;
+    private static final int CLIENT_WINDOW = 1 << 24;
 
     @Param({ "IO_URING", "NIO", "EPOLL" })
     public Transport transport;
 
-    @Param({ "WFQ", "DEFAULT" })
+    @Param({ "HTTP_TO_HTTP2", "MULTIPLEX" })
+    public Pipeline pipeline;
+
+    @Param({ "DEFAULT", "WFQ", "UNIFORM_1K" })
     public Distributor distributor;
 
     @Param({ "65536", "16384" })
@@ -175,18 +92,25 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     @Param({ "4", "16" })
     public int burst;
 
-    private static final int CLIENT_WINDOW = 1 << 24;
+    @Param("2")
+    public int connections;
 
-    private EventLoopGroup serverGroup;
+    private Http2ResponseServer server;
     private EventLoopGroup clientGroup;
-    private Channel server;
-    private Channel client;
-    private ByteBuf body;
-    private Client clientHandler;
-    private long serverThreadId;
-    private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-    // Written by the server's event loop, read by the benchmark thread after each burst.
-    private volatile long serverByteBufs;
+    private final List<Client> clients = new ArrayList<Client>();
+    private long nextTick;
+    private long lastResponses;
+    private long lastByteBufs;
+    private long lastDataFrames;
+    private long lastCpuNanos;
+    private long lastLatencyNanos;
+
+    // Written by the client's event loop, read by the benchmark thread.
+    private volatile long responses;
+    private volatile long dataFrames;
+    private volatile long latencyNanos;
+    private long[] latencies = new long[1024];
+    private int latencyCount;
 
     /** Per-operation costs, reported as rates. */
     @AuxCounters(AuxCounters.Type.OPERATIONS)
@@ -196,6 +120,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         public long serverByteBufs;
         public long dataFrames;
         public long serverCpuNanos;
+        public long latencyNanos;
 
         @Setup(Level.Iteration)
         public void reset() {
@@ -203,49 +128,36 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
             serverByteBufs = 0;
             dataFrames = 0;
             serverCpuNanos = 0;
+            latencyNanos = 0;
         }
     }
 
-    /** Counts the ByteBufs the server writes, at the head of its pipeline. */
-    private final class WriteCounter extends ChannelOutboundHandlerAdapter {
-        private long count;
-
-        @Override
-        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-            if (msg instanceof ByteBuf) {
-                serverByteBufs = ++count;
-            }
-            ctx.write(msg, promise);
-        }
-    }
-
-    @ChannelHandler.Sharable
-    private final class Responder extends SimpleChannelInboundHandler<FullHttpRequest> {
-        @Override
-        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
-            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
-                    body.retainedDuplicate());
-            String streamId = HttpConversionUtil.ExtensionHeaderNames.STREAM_ID.text().toString();
-            response.headers().set(streamId, request.headers().get(streamId));
-            response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, bodySize);
-            ctx.writeAndFlush(response);
-        }
-    }
-
-    /** The client: sends a burst of GETs and counts the DATA frames until every response ended. */
-    private static final class Client extends Http2FrameAdapter {
-        Http2ConnectionHandler handler;
+    /** One h2c connection: sends bursts of GETs and records DATA frames and latencies until each stream ends. */
+    private final class Client extends Http2FrameAdapter {
+        final Http2ConnectionHandler handler = new Http2ConnectionHandlerBuilder().server(false)
+                .frameListener(this)
+                .initialSettings(new Http2Settings().initialWindowSize(CLIENT_WINDOW).maxConcurrentStreams(1000))
+                .build();
+        final IntObjectMap<Long> sent = new IntObjectHashMap<Long>();
         ChannelHandlerContext ctx;
-        long dataFrames;
-        private int pending;
-        private CountDownLatch done;
+        // Streams sent and not ended yet; written by the client's event loop.
+        volatile int outstanding;
 
-        void burst(int requests, CountDownLatch latch) {
-            done = latch;
-            pending = requests;
+        void start(Channel ch) throws Exception {
+            ctx = ch.pipeline().context(handler);
             Http2Connection connection = handler.connection();
-            for (int i = 0; i < requests; i++) {
+            connection.local().flowController().incrementWindowSize(connection.connectionStream(),
+                    CLIENT_WINDOW - Http2CodecUtil.DEFAULT_WINDOW_SIZE);
+            ch.flush();
+        }
+
+        void burst() {
+            outstanding += burst;
+            long now = System.nanoTime();
+            Http2Connection connection = handler.connection();
+            for (int i = 0; i < burst; i++) {
                 int id = connection.local().incrementAndGetNextStreamId();
+                sent.put(id, Long.valueOf(now));
                 Http2Headers headers = new DefaultHttp2Headers().method("GET").path("/").scheme("http")
                         .authority("localhost");
                 handler.encoder().writeHeaders(ctx, id, headers, 0, true, ctx.newPromise());
@@ -257,8 +169,15 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         public int onDataRead(ChannelHandlerContext ctx, int streamId, ByteBuf data, int padding,
                               boolean endOfStream) {
             dataFrames++;
-            if (endOfStream && --pending == 0) {
-                done.countDown();
+            if (endOfStream) {
+                long latency = System.nanoTime() - sent.remove(streamId);
+                latencyNanos += latency;
+                if (latencyCount == latencies.length) {
+                    latencies = Arrays.copyOf(latencies, latencyCount * 2);
+                }
+                latencies[latencyCount++] = latency;
+                responses++;
+                outstanding--;
             }
             return data.readableBytes() + padding;
         }
@@ -266,85 +185,108 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
-        body = Unpooled.unreleasableBuffer(Unpooled.directBuffer(bodySize).writeZero(bodySize));
-        serverGroup = new MultiThreadIoEventLoopGroup(1, transport.factory());
+        server = Http2ResponseServer.start(transport, distributor, pipeline, bodySize,
+                new InetSocketAddress("127.0.0.1", 0));
         clientGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        final Responder responder = new Responder();
-        server = new ServerBootstrap().group(serverGroup).channel(transport.serverChannel())
-                .childHandler(new ChannelInitializer<Channel>() {
-                    @Override
-                    protected void initChannel(Channel ch) {
-                        Http2Connection connection = new DefaultHttp2Connection(true);
-                        StreamByteDistributor d = distributor.newDistributor(connection);
-                        if (d != null) {
-                            connection.remote().flowController(new DefaultHttp2RemoteFlowController(connection, d));
+        for (int i = 0; i < connections; i++) {
+            final Client client = new Client();
+            final Channel ch = new Bootstrap().group(clientGroup).channel(NioSocketChannel.class)
+                    .handler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ch.pipeline().addLast(client.handler);
                         }
-                        ch.pipeline().addLast(new WriteCounter());
-                        ch.pipeline().addLast(new HttpToHttp2ConnectionHandlerBuilder()
-                                .connection(connection)
-                                .frameListener(new InboundHttp2ToHttpAdapterBuilder(connection)
-                                        .maxContentLength(1024 * 1024).propagateSettings(false).build())
-                                .build());
-                        ch.pipeline().addLast(responder);
-                    }
-                }).bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
-        serverThreadId = serverGroup.submit(() -> Thread.currentThread().getId()).get();
+                    }).connect(server.localAddress()).sync().channel();
+            clientGroup.submit(() -> {
+                client.start(ch);
+                return null;
+            }).get();
+            clients.add(client);
+        }
+        lastByteBufs = server.byteBufs();
+        lastCpuNanos = server.cpuNanos();
+        nextTick = System.nanoTime();
+    }
 
-        clientHandler = new Client();
-        client = new Bootstrap().group(clientGroup).channel(NioSocketChannel.class)
-                .handler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        Http2ConnectionHandler handler = new Http2ConnectionHandlerBuilder().server(false)
-                                .frameListener(clientHandler)
-                                .initialSettings(new Http2Settings().initialWindowSize(CLIENT_WINDOW)
-                                        .maxConcurrentStreams(1000))
-                                .build();
-                        clientHandler.handler = handler;
-                        ch.pipeline().addLast(handler);
-                    }
-                }).connect(server.localAddress()).sync().channel();
-        clientGroup.submit(() -> {
-            clientHandler.ctx = client.pipeline().context(clientHandler.handler);
-            Http2Connection connection = clientHandler.handler.connection();
-            Http2Stream connectionStream = connection.connectionStream();
-            connection.local().flowController().incrementWindowSize(connectionStream, CLIENT_WINDOW);
-            client.flush();
-            return null;
+    @TearDown(Level.Iteration)
+    public void printLatencies() throws Exception {
+        long[] sorted = clientGroup.submit(() -> {
+            long[] copy = Arrays.copyOf(latencies, latencyCount);
+            latencyCount = 0;
+            return copy;
         }).get();
+        Arrays.sort(sorted);
+        if (sorted.length > 0) {
+            System.out.printf("latency p50 %.1f us, p99 %.1f us (%d responses)%n",
+                    sorted[(int) (sorted.length * 0.50)] / 1000.0,
+                    sorted[Math.min(sorted.length - 1, (int) (sorted.length * 0.99))] / 1000.0, sorted.length);
+        }
     }
 
     @TearDown(Level.Trial)
     public void tearDown() throws Exception {
-        client.close().sync();
-        server.close().sync();
         clientGroup.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
-        serverGroup.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
+        server.close();
     }
 
-    private void burst(Costs costs) throws Exception {
-        final CountDownLatch done = new CountDownLatch(1);
-        long cpuBefore = threads.getThreadCpuTime(serverThreadId);
-        long bufsBefore = serverByteBufs;
-        long framesBefore = clientGroup.submit(() -> clientHandler.dataFrames).get();
-        clientGroup.execute(() -> clientHandler.burst(burst, done));
-        if (!done.await(60, TimeUnit.SECONDS)) {
-            throw new IllegalStateException("burst did not complete");
+    private void tick(Costs costs) {
+        long now = System.nanoTime();
+        while (nextTick - now > 0) {
+            LockSupport.parkNanos(nextTick - now);
+            now = System.nanoTime();
         }
-        costs.serverCpuNanos += threads.getThreadCpuTime(serverThreadId) - cpuBefore;
-        costs.serverByteBufs += serverByteBufs - bufsBefore;
-        costs.dataFrames += clientGroup.submit(() -> clientHandler.dataFrames).get() - framesBefore;
-        costs.responses += burst;
+        // Open loop: the next burst is due one tick later, not one tick after the responses (never a catch-up
+        // storm after a stall, though).
+        nextTick = Math.max(nextTick + TICK_NANOS, now);
+        for (Client client : clients) {
+            while (client.outstanding >= MAX_OUTSTANDING_BURSTS * burst) {
+                LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(100));
+            }
+        }
+        clientGroup.execute(() -> {
+            for (Client client : clients) {
+                client.burst();
+            }
+        });
+
+        long value = responses;
+        costs.responses += value - lastResponses;
+        lastResponses = value;
+        value = server.byteBufs();
+        costs.serverByteBufs += value - lastByteBufs;
+        lastByteBufs = value;
+        value = dataFrames;
+        costs.dataFrames += value - lastDataFrames;
+        lastDataFrames = value;
+        value = server.cpuNanos();
+        costs.serverCpuNanos += value - lastCpuNanos;
+        lastCpuNanos = value;
+        value = latencyNanos;
+        costs.latencyNanos += value - lastLatencyNanos;
+        lastLatencyNanos = value;
     }
 
     /**
-     * {@code -Dh2bench.<param>=v1,v2} narrows a parameter (transport, distributor, bodySize, burst) when the
-     * benchmark runs through {@link #run()}.
+     * {@code -Dh2bench.<param>=v1,v2} narrows a parameter (transport, pipeline, distributor, bodySize, burst,
+     * connections) when the benchmark runs through {@link #run()}; {@code -Dh2bench.method=openLoop} (or
+     * {@code inFlightWritabilityOff}) runs one of the two methods only.
      */
     @Override
     protected ChainedOptionsBuilder newOptionsBuilder() throws Exception {
         ChainedOptionsBuilder builder = super.newOptionsBuilder();
-        for (String param : new String[] { "transport", "distributor", "bodySize", "burst" }) {
+        String method = System.getProperty("h2bench.method");
+        if (method != null) {
+            if ("openLoop".equals(method)) {
+                builder.exclude(".*\\.inFlightWritabilityOff");
+            } else if ("inFlightWritabilityOff".equals(method)) {
+                builder.exclude(".*\\.openLoop");
+            } else {
+                throw new IllegalArgumentException("h2bench.method=" + method
+                        + " is not one of [openLoop, inFlightWritabilityOff]");
+            }
+        }
+        for (String param : new String[] { "transport", "pipeline", "distributor", "bodySize", "burst",
+                "connections" }) {
             String values = System.getProperty("h2bench." + param);
             if (values != null) {
                 builder.param(param, values.split(","));
@@ -354,13 +296,13 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     }
 
     @Benchmark
-    public void fork(Costs costs) throws Exception {
-        burst(costs);
+    public void openLoop(Costs costs) {
+        tick(costs);
     }
 
     @Benchmark
     @Fork(jvmArgsAppend = "-Dio.netty.iouring.inFlightWritability=false")
-    public void inFlightWritabilityOff(Costs costs) throws Exception {
-        burst(costs);
+    public void inFlightWritabilityOff(Costs costs) {
+        tick(costs);
     }
 }

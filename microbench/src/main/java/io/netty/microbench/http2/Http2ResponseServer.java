@@ -1,0 +1,402 @@
+/*
+ * Copyright 2026 The Netty Project
+ *
+ * The Netty Project licenses this file to you under the Apache License,
+ * version 2.0 (the "License"); you may not use this file except in compliance
+ * with the License. You may obtain a copy of the License at:
+ *
+ *   https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+ * WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+ * License for the specific language governing permissions and limitations
+ * under the License.
+ */
+package io.netty.microbench.http2;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http2.DefaultHttp2Connection;
+import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
+import io.netty.handler.codec.http2.DefaultHttp2Headers;
+import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
+import io.netty.handler.codec.http2.DefaultHttp2RemoteFlowController;
+import io.netty.handler.codec.http2.Http2Connection;
+import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
+import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.handler.codec.http2.Http2HeadersFrame;
+import io.netty.handler.codec.http2.Http2MultiplexHandler;
+import io.netty.handler.codec.http2.HttpConversionUtil;
+import io.netty.handler.codec.http2.HttpToHttp2ConnectionHandlerBuilder;
+import io.netty.handler.codec.http2.InboundHttp2ToHttpAdapterBuilder;
+import io.netty.handler.codec.http2.StreamByteDistributor;
+import io.netty.handler.codec.http2.UniformStreamByteDistributor;
+import io.netty.handler.codec.http2.WeightedFairQueueByteDistributor;
+import io.netty.util.CharsetUtil;
+import io.netty.util.ReferenceCountUtil;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The HTTP/2 server of {@link Http2ResponseBenchmark}, also runnable on its own for external clients such as
+ * {@code h2load}: on one event-loop thread of the chosen transport, it answers every request with a cached body,
+ * either as an {@code HttpToHttp2ConnectionHandler} user ({@code writeAndFlush(FullHttpResponse)} of a
+ * {@code retainedDuplicate()}) or as an {@code Http2MultiplexHandler} user (headers and data frames on the stream's
+ * child channel). It counts, at the head of each connection's pipeline, the {@link ByteBuf}s written and the
+ * {@code DATA} frames among them, and measures its event-loop thread's CPU time. {@code GET /stats} answers with
+ * those counters as text (that response is not counted as a response).
+ */
+public final class Http2ResponseServer implements AutoCloseable {
+    static final String STATS_PATH = "/stats";
+    private static final int DATA_FRAME_TYPE = 0;
+    private static final int FRAME_HEADER_LENGTH = 9;
+
+    /** The transport of the server. */
+    public enum Transport {
+        NIO {
+            @Override
+            IoHandlerFactory factory() {
+                return NioIoHandler.newFactory();
+            }
+
+            @Override
+            Class<? extends ServerChannel> serverChannel() {
+                return NioServerSocketChannel.class;
+            }
+        },
+        EPOLL {
+            @Override
+            IoHandlerFactory factory() {
+                return EpollIoHandler.newFactory();
+            }
+
+            @Override
+            Class<? extends ServerChannel> serverChannel() {
+                return EpollServerSocketChannel.class;
+            }
+        },
+        IO_URING {
+            @Override
+            IoHandlerFactory factory() {
+                return IoUringIoHandler.newFactory();
+            }
+
+            @Override
+            Class<? extends ServerChannel> serverChannel() {
+                return IoUringServerSocketChannel.class;
+            }
+        };
+
+        abstract IoHandlerFactory factory();
+
+        abstract Class<? extends ServerChannel> serverChannel();
+    }
+
+    /** The stream byte distributor of each connection. */
+    public enum Distributor {
+        /** Whatever the Netty on the class path defaults to. */
+        DEFAULT {
+            @Override
+            StreamByteDistributor newDistributor(Http2Connection connection) {
+                return null;
+            }
+        },
+        /** {@link WeightedFairQueueByteDistributor}, Netty's default before the fork. */
+        WFQ {
+            @Override
+            StreamByteDistributor newDistributor(Http2Connection connection) {
+                return new WeightedFairQueueByteDistributor(connection);
+            }
+        },
+        /** {@link UniformStreamByteDistributor} with its default 1 KiB minimum chunk (Vert.x 5's default). */
+        UNIFORM_1K {
+            @Override
+            StreamByteDistributor newDistributor(Http2Connection connection) {
+                return new UniformStreamByteDistributor(connection);
+            }
+        },
+        /** {@link UniformStreamByteDistributor} with a 16 KiB minimum chunk set through the existing setter. */
+        UNIFORM_16K {
+            @Override
+            StreamByteDistributor newDistributor(Http2Connection connection) {
+                UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection);
+                distributor.minAllocationChunk(16 * 1024);
+                return distributor;
+            }
+        };
+
+        abstract StreamByteDistributor newDistributor(Http2Connection connection);
+    }
+
+    /** How the server uses the HTTP/2 codec. */
+    public enum Pipeline {
+        /** {@code HttpToHttp2ConnectionHandler} with {@code InboundHttp2ToHttpAdapter} aggregating requests. */
+        HTTP_TO_HTTP2,
+        /** {@code Http2FrameCodec} with {@code Http2MultiplexHandler}: one child channel per stream. */
+        MULTIPLEX
+    }
+
+    private final EventLoopGroup group;
+    private final Channel channel;
+    private final ByteBuf body;
+    private final Thread eventLoopThread;
+    private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+
+    // Written by the event-loop thread only, read from any thread.
+    private volatile long responses;
+    private volatile long byteBufs;
+    private volatile long dataFrames;
+
+    private Http2ResponseServer(Transport transport, final Distributor distributor, final Pipeline pipeline,
+                                int bodySize, SocketAddress address) throws Exception {
+        body = Unpooled.unreleasableBuffer(Unpooled.directBuffer(bodySize).writeZero(bodySize));
+        group = new MultiThreadIoEventLoopGroup(1, transport.factory());
+        try {
+            channel = new ServerBootstrap().group(group).channel(transport.serverChannel())
+                    .childHandler(new ChannelInitializer<Channel>() {
+                        @Override
+                        protected void initChannel(Channel ch) {
+                            ch.pipeline().addLast(new WriteCounter());
+                            if (pipeline == Pipeline.HTTP_TO_HTTP2) {
+                                initHttpToHttp2(ch, distributor);
+                            } else {
+                                initMultiplex(ch, distributor);
+                            }
+                        }
+                    }).bind(address).sync().channel();
+            eventLoopThread = group.submit(Thread::currentThread).get();
+        } catch (Exception e) {
+            group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            throw e;
+        }
+    }
+
+    /**
+     * Starts a server on one event-loop thread of {@code transport}, bound to {@code address}.
+     */
+    public static Http2ResponseServer start(Transport transport, Distributor distributor, Pipeline pipeline,
+                                            int bodySize, SocketAddress address) throws Exception {
+        return new Http2ResponseServer(transport, distributor, pipeline, bodySize, address);
+    }
+
+    /** The address the server listens on. */
+    public SocketAddress localAddress() {
+        return channel.localAddress();
+    }
+
+    /** Responses written (not counting {@code /stats}). */
+    public long responses() {
+        return responses;
+    }
+
+    /** {@link ByteBuf}s written at the head of the connections' pipelines. */
+    public long byteBufs() {
+        return byteBufs;
+    }
+
+    /** {@code DATA} frames written. */
+    public long dataFrames() {
+        return dataFrames;
+    }
+
+    /** CPU time of the server's event-loop thread, in nanoseconds. */
+    public long cpuNanos() {
+        return threads.getThreadCpuTime(eventLoopThread.getId());
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        channel.close().sync();
+        group.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
+    }
+
+    private String stats() {
+        return "responses=" + responses + " byteBufs=" + byteBufs + " dataFrames=" + dataFrames
+                + " cpuNanos=" + cpuNanos() + '\n';
+    }
+
+    private static Http2Connection newConnection(Distributor distributor) {
+        Http2Connection connection = new DefaultHttp2Connection(true);
+        StreamByteDistributor d = distributor.newDistributor(connection);
+        if (d != null) {
+            connection.remote().flowController(new DefaultHttp2RemoteFlowController(connection, d));
+        }
+        return connection;
+    }
+
+    private void initHttpToHttp2(Channel ch, Distributor distributor) {
+        Http2Connection connection = newConnection(distributor);
+        ch.pipeline().addLast(new HttpToHttp2ConnectionHandlerBuilder()
+                .connection(connection)
+                .frameListener(new InboundHttp2ToHttpAdapterBuilder(connection)
+                        .maxContentLength(1024 * 1024).propagateSettings(false).build())
+                .build());
+        ch.pipeline().addLast(new FullResponder());
+    }
+
+    private void initMultiplex(Channel ch, Distributor distributor) {
+        Http2FrameCodecBuilder builder = distributor == Distributor.DEFAULT ? Http2FrameCodecBuilder.forServer()
+                : new ConnectionFrameCodecBuilder(newConnection(distributor));
+        ch.pipeline().addLast(builder.build());
+        ch.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel child) {
+                child.pipeline().addLast(new StreamResponder());
+            }
+        }));
+    }
+
+    /** {@link Http2FrameCodecBuilder#forServer()} for a given connection (so with a given flow controller). */
+    private static final class ConnectionFrameCodecBuilder extends Http2FrameCodecBuilder {
+        ConnectionFrameCodecBuilder(Http2Connection connection) {
+            connection(connection);
+            gracefulShutdownTimeoutMillis(0);
+        }
+    }
+
+    /** Counts what the server writes at the head of its pipeline. */
+    private final class WriteCounter extends ChannelOutboundHandlerAdapter {
+        @Override
+        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+            if (msg instanceof ByteBuf) {
+                byteBufs++;
+                ByteBuf buf = (ByteBuf) msg;
+                // DefaultHttp2FrameWriter writes the header of a DATA frame as a buffer of its own.
+                if (buf.readableBytes() == FRAME_HEADER_LENGTH
+                        && buf.getByte(buf.readerIndex() + 3) == DATA_FRAME_TYPE) {
+                    dataFrames++;
+                }
+            }
+            ctx.write(msg, promise);
+        }
+    }
+
+    @ChannelHandler.Sharable
+    private final class FullResponder extends SimpleChannelInboundHandler<FullHttpRequest> {
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+            ByteBuf content;
+            if (STATS_PATH.equals(request.uri())) {
+                content = Unpooled.copiedBuffer(stats(), CharsetUtil.US_ASCII);
+            } else {
+                content = body.retainedDuplicate();
+                responses++;
+            }
+            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+                    content);
+            String streamId = HttpConversionUtil.ExtensionHeaderNames.STREAM_ID.text().toString();
+            response.headers().set(streamId, request.headers().get(streamId));
+            response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
+            ctx.writeAndFlush(response);
+        }
+    }
+
+    private final class StreamResponder extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            try {
+                if (msg instanceof Http2HeadersFrame && ((Http2HeadersFrame) msg).isEndStream()) {
+                    ByteBuf content;
+                    CharSequence path = ((Http2HeadersFrame) msg).headers().path();
+                    if (path != null && STATS_PATH.contentEquals(path)) {
+                        content = Unpooled.copiedBuffer(stats(), CharsetUtil.US_ASCII);
+                    } else {
+                        content = body.retainedDuplicate();
+                        responses++;
+                    }
+                    Http2Headers headers = new DefaultHttp2Headers().status(HttpResponseStatus.OK.codeAsText())
+                            .setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
+                    ctx.write(new DefaultHttp2HeadersFrame(headers));
+                    ctx.writeAndFlush(new DefaultHttp2DataFrame(content, true));
+                }
+            } finally {
+                ReferenceCountUtil.release(msg);
+            }
+        }
+    }
+
+    /**
+     * Runs the server until the process is stopped, then prints its counters:
+     * {@code [--transport=NIO|EPOLL|IO_URING] [--distributor=DEFAULT|WFQ|UNIFORM_1K|UNIFORM_16K]
+     * [--pipeline=HTTP_TO_HTTP2|MULTIPLEX] [--body=BYTES] [--port=PORT]} (defaults: IO_URING, DEFAULT,
+     * HTTP_TO_HTTP2, 65536, 8080). It listens on 127.0.0.1 only.
+     */
+    public static void main(String[] args) throws Exception {
+        Transport transport = Transport.IO_URING;
+        Distributor distributor = Distributor.DEFAULT;
+        Pipeline pipeline = Pipeline.HTTP_TO_HTTP2;
+        int bodySize = 65536;
+        int port = 8080;
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            String name = eq < 0 ? arg : arg.substring(0, eq);
+            String value = eq < 0 ? "" : arg.substring(eq + 1);
+            if ("--transport".equals(name)) {
+                transport = parse(Transport.class, name, value);
+            } else if ("--distributor".equals(name)) {
+                distributor = parse(Distributor.class, name, value);
+            } else if ("--pipeline".equals(name)) {
+                pipeline = parse(Pipeline.class, name, value);
+            } else if ("--body".equals(name)) {
+                bodySize = Integer.parseInt(value);
+            } else if ("--port".equals(name)) {
+                port = Integer.parseInt(value);
+            } else {
+                throw new IllegalArgumentException("unknown option: " + arg + " (known: --transport, --distributor, "
+                        + "--pipeline, --body, --port)");
+            }
+        }
+        final Http2ResponseServer server = start(transport, distributor, pipeline, bodySize,
+                new InetSocketAddress("127.0.0.1", port));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.out.print("final " + server.stats());
+            System.out.flush();
+        }));
+        System.out.println("listening on " + server.localAddress() + " transport=" + transport + " distributor="
+                + distributor + " pipeline=" + pipeline + " body=" + bodySize + " netty="
+                + Http2Connection.class.getPackage().getImplementationVersion());
+        System.out.flush();
+        server.channel.closeFuture().sync();
+    }
+
+    private static <E extends Enum<E>> E parse(Class<E> type, String option, String value) {
+        try {
+            return Enum.valueOf(type, value.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(option + "=" + value + " is not one of "
+                    + Arrays.toString(type.getEnumConstants()), e);
+        }
+    }
+}

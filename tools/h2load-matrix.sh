@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# The HTTP/2 scenario with a real client: h2load (Debian's nghttp2-client) at a fixed rate against
+# microbench's Http2ResponseServer, upstream's artifacts and the fork's, each transport; prints a table.
+#
+#   tools/h2load-matrix.sh                      # after ./mvnw -B -ntp install -DskipTests
+#
+# Each of CONNECTIONS h2load connections sends a burst of BURST GETs every 10 ms for TICKS ticks (open loop: an
+# h2load timing script), after a warm-up of WARMUP_TICKS ticks on the same server. The server runs on one
+# event-loop thread with the default distributor of the Netty on its class path; its counters (ByteBufs and DATA
+# frames written, event-loop CPU time) are read from GET /stats before and after the measured run; latencies
+# come from h2load's per-request log. Environment variables narrow or change the matrix:
+#   ARTIFACTS="upstream fork" TRANSPORTS="NIO EPOLL IO_URING" PIPELINES="HTTP_TO_HTTP2 MULTIPLEX"
+#   BODIES="65536 16384" BURSTS="4 16" CONNECTIONS=2 TICKS=500 WARMUP_TICKS=300 OUT=target/h2load
+# Loopback only: the server listens on 127.0.0.1 and h2load connects there.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ARTIFACTS=${ARTIFACTS:-upstream fork}
+TRANSPORTS=${TRANSPORTS:-NIO EPOLL IO_URING}
+PIPELINES=${PIPELINES:-HTTP_TO_HTTP2 MULTIPLEX}
+BODIES=${BODIES:-65536 16384}
+BURSTS=${BURSTS:-4 16}
+CONNECTIONS=${CONNECTIONS:-2}
+TICKS=${TICKS:-500}
+WARMUP_TICKS=${WARMUP_TICKS:-300}
+OUT=${OUT:-$ROOT/target/h2load}
+
+die() { echo "h2load-matrix: $*" >&2; exit 1; }
+
+for a in $ARTIFACTS; do
+    case $a in upstream|fork) ;; *) die "ARTIFACTS: unknown value '$a' (upstream, fork)";; esac
+done
+for t in $TRANSPORTS; do
+    case $t in NIO|EPOLL|IO_URING) ;; *) die "TRANSPORTS: unknown value '$t' (NIO, EPOLL, IO_URING)";; esac
+done
+for p in $PIPELINES; do
+    case $p in HTTP_TO_HTTP2|MULTIPLEX) ;; *) die "PIPELINES: unknown value '$p' (HTTP_TO_HTTP2, MULTIPLEX)";; esac
+done
+
+if ! command -v h2load > /dev/null || ! command -v nghttp > /dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+        apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nghttp2-client
+    else
+        die "h2load and nghttp are needed: apt-get install nghttp2-client"
+    fi
+fi
+
+mkdir -p "$OUT"
+cd "$ROOT"
+# The server's classes and class path for each set of artifacts (microbench's -Pupstream swaps the patched
+# modules for upstream's).
+for a in $ARTIFACTS; do
+    if [ "$a" = upstream ]; then profile=-Pupstream; classes=microbench/target/upstream/classes
+    else profile=; classes=microbench/target/classes; fi
+    ./mvnw -B -q -ntp -pl microbench $profile compile dependency:build-classpath \
+        -Dmdep.outputFile="$OUT/classpath-$a.txt" || die "building microbench ($a) failed; run ./mvnw -B -ntp install -DskipTests first"
+    echo "$ROOT/$classes:$(cat "$OUT/classpath-$a.txt")" > "$OUT/cp-$a.txt"
+done
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# One line per request: time offset (ms) and URI; every connection follows the whole script.
+script() { # PORT BURST TICKS FILE
+    local t i
+    : > "$4"
+    for ((t = 0; t < $3; t++)); do
+        for ((i = 0; i < $2; i++)); do
+            printf '%d\thttp://127.0.0.1:%d/\n' $((t * 10)) "$1" >> "$4"
+        done
+    done
+}
+
+stats() { # PORT
+    nghttp "http://127.0.0.1:$1/stats"
+}
+
+RESULTS="$OUT/results.tsv"
+printf 'artifacts\ttransport\tpipeline\tbody\tburst\tnetty\treq_s\tp50_us\tp99_us\tfailed\tresponses\tbytebufs\tdataframes\tcpu_ns\n' > "$RESULTS"
+for a in $ARTIFACTS; do
+  for transport in $TRANSPORTS; do
+    for pipeline in $PIPELINES; do
+      for body in $BODIES; do
+        for burst in $BURSTS; do
+          name="$a-$transport-$pipeline-$body-$burst"
+          port=$(free_port)
+          java -cp "$(cat "$OUT/cp-$a.txt")" io.netty.microbench.http2.Http2ResponseServer \
+              --transport="$transport" --pipeline="$pipeline" --body="$body" --port="$port" > "$OUT/$name.server.log" 2>&1 &
+          server=$!
+          for _ in $(seq 1 100); do
+              grep -q '^listening' "$OUT/$name.server.log" && break
+              kill -0 $server 2> /dev/null || die "server $name did not start: $(cat "$OUT/$name.server.log")"
+              sleep 0.1
+          done
+          netty=$(sed -n 's/^listening.* netty=//p' "$OUT/$name.server.log")
+          case "$a:$netty" in
+              upstream:*-h2uring-*|fork:|upstream:|fork:*[0-9].Final) kill $server; die "$name runs Netty '$netty'";;
+          esac
+          script "$port" "$burst" "$WARMUP_TICKS" "$OUT/warmup.txt"
+          script "$port" "$burst" "$TICKS" "$OUT/script.txt"
+          # -n counts all connections' requests; h2load notes that it exceeds the script's lines (per connection).
+          h2load -c "$CONNECTIONS" -t 1 -m 1000 -n $((WARMUP_TICKS * burst * CONNECTIONS)) \
+              --timing-script-file="$OUT/warmup.txt" > /dev/null 2>&1
+          before=$(stats "$port")
+          h2load -c "$CONNECTIONS" -t 1 -m 1000 -n $((TICKS * burst * CONNECTIONS)) \
+              --timing-script-file="$OUT/script.txt" --log-file="$OUT/$name.requests.tsv" > "$OUT/$name.h2load.txt" 2>&1
+          after=$(stats "$port")
+          kill $server
+          wait $server || true
+          python3 - "$a" "$transport" "$pipeline" "$body" "$burst" "$netty" "$OUT/$name.h2load.txt" \
+              "$OUT/$name.requests.tsv" "$before" "$after" >> "$RESULTS" <<'EOF'
+import re, sys
+a, transport, pipeline, body, burst, netty, report, log, before, after = sys.argv[1:]
+text = open(report).read()
+req_s = re.search(r"finished in .*?, ([0-9.]+) req/s", text).group(1)
+failed = re.search(r"requests: .* (\d+) failed", text).group(1)
+lat = sorted(int(line.split("\t")[2]) for line in open(log) if line.strip())
+pct = lambda q: lat[min(len(lat) - 1, int(len(lat) * q))]
+b = dict(kv.split("=") for kv in before.split())
+e = dict(kv.split("=") for kv in after.split())
+d = {k: int(e[k]) - int(b[k]) for k in b}
+print("\t".join([a, transport, pipeline, body, burst, netty, req_s, str(pct(0.50)), str(pct(0.99)), failed,
+                 str(d["responses"]), str(d["byteBufs"]), str(d["dataFrames"]), str(d["cpuNanos"])]))
+EOF
+          echo "h2load-matrix: $name done" >&2
+        done
+      done
+    done
+  done
+done
+
+python3 - "$RESULTS" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+for r in rows:
+    n = int(r["responses"]) or 1
+    r["bufs"] = int(r["bytebufs"]) / n
+    r["frames"] = int(r["dataframes"]) / n
+    r["cpu"] = int(r["cpu_ns"]) / n / 1000.0
+    r["p50"] = int(r["p50_us"]) / 1000.0
+    r["p99"] = int(r["p99_us"]) / 1000.0
+
+def table(header, lines):
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
+    print("| " + " | ".join(str(h).rjust(w) for h, w in zip(header, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for line in lines:
+        print("| " + " | ".join(str(x).rjust(w) for x, w in zip(line, widths)) + " |")
+
+key = lambda r: (r["transport"], r["pipeline"], r["body"], r["burst"])
+print("\nPer request, as measured (server: one event-loop thread; client: h2load, %s)\n" % "one thread")
+table(["artifacts", "transport", "pipeline", "body", "burst", "req/s", "p50 ms", "p99 ms", "failed",
+       "ByteBufs/resp", "DATA frames/resp", "CPU us/req"],
+      [[r["artifacts"], r["transport"], r["pipeline"], r["body"], r["burst"], r["req_s"], "%.2f" % r["p50"],
+        "%.2f" % r["p99"], r["failed"], "%.2f" % r["bufs"], "%.2f" % r["frames"], "%.1f" % r["cpu"]]
+       for r in rows])
+
+up = {key(r): r for r in rows if r["artifacts"] == "upstream"}
+fork = {key(r): r for r in rows if r["artifacts"] == "fork"}
+nio = {key(r)[1:]: r for r in rows if r["artifacts"] == "fork" and r["transport"] == "NIO"}
+lines = []
+for k, f in fork.items():
+    u = up.get(k)
+    n = nio.get(k[1:])
+    ratio = lambda x, y: "%.2fx" % (x / y) if y else "-"
+    lines.append(list(k) + [ratio(f["bufs"], u["bufs"]) if u else "-", ratio(f["cpu"], u["cpu"]) if u else "-",
+                            ratio(f["p99"], u["p99"]) if u else "-",
+                            ratio(f["bufs"], n["bufs"]) if n else "-", ratio(f["cpu"], n["cpu"]) if n else "-"])
+if lines:
+    print("\nRatios: fork / upstream (same configuration), fork / fork on NIO (same pipeline, body, burst)\n")
+    table(["transport", "pipeline", "body", "burst", "ByteBufs vs upstream", "CPU vs upstream", "p99 vs upstream",
+           "ByteBufs vs NIO", "CPU vs NIO"], lines)
+EOF
+echo "h2load-matrix: raw results in $RESULTS" >&2
