@@ -62,9 +62,10 @@ import java.util.concurrent.locks.LockSupport;
  * {@link Http2ResponseServer}: {@code HttpToHttp2ConnectionHandler} or {@code Http2MultiplexHandler} users) answers
  * every request with a cached {@code bodySize} body; an h2c client on NIO holds {@code connections} connections and,
  * open loop, sends a burst of {@code burst} GETs on each of them every 10 ms, whether or not earlier responses
- * arrived (a tick waits only if more than {@value #MAX_OUTSTANDING_BURSTS} bursts per connection are outstanding, so
- * an overloaded server cannot queue without bound). One operation is one tick. Counters (rates; divide by
- * {@code responses} for values per response): {@code responses} completed (so {@code responses} is requests/s),
+ * arrived (a tick waits only while a burst would take a connection over the server's limit of concurrent streams,
+ * {@value #MAX_CONCURRENT_STREAMS}: an overloaded server then paces the client). One operation is one tick.
+ * Counters (rates; divide by {@code responses} for values per response): {@code responses} completed (so
+ * {@code responses} is requests/s),
  * {@code serverByteBufs} ByteBufs written at the head of the server pipeline, {@code dataFrames} DATA frames
  * received, {@code serverCpuNanos} CPU time of the server's event-loop thread, {@code latencyNanos} the sum of
  * request latencies at the client (send to end of stream). Latency p50/p99 of each iteration are printed.
@@ -74,7 +75,9 @@ import java.util.concurrent.locks.LockSupport;
 @State(Scope.Benchmark)
 public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    private static final int MAX_OUTSTANDING_BURSTS = 8;
+    // What Netty's servers announce as SETTINGS_MAX_CONCURRENT_STREAMS by default.
+    private static final int MAX_CONCURRENT_STREAMS = 100;
+    private static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final int CLIENT_WINDOW = 1 << 24;
 
     @Param({ "IO_URING", "NIO", "EPOLL" })
@@ -142,6 +145,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         ChannelHandlerContext ctx;
         // Streams sent and not ended yet; written by the client's event loop.
         volatile int outstanding;
+        volatile Throwable failure;
 
         void start(Channel ch) throws Exception {
             ctx = ch.pipeline().context(handler);
@@ -160,7 +164,11 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
                 sent.put(id, Long.valueOf(now));
                 Http2Headers headers = new DefaultHttp2Headers().method("GET").path("/").scheme("http")
                         .authority("localhost");
-                handler.encoder().writeHeaders(ctx, id, headers, 0, true, ctx.newPromise());
+                handler.encoder().writeHeaders(ctx, id, headers, 0, true, ctx.newPromise()).addListener(f -> {
+                    if (!f.isSuccess()) {
+                        failure = f.cause();
+                    }
+                });
             }
             ctx.flush();
         }
@@ -229,7 +237,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         server.close();
     }
 
-    private void tick(Costs costs) {
+    private void tick(Costs costs) throws Exception {
         long now = System.nanoTime();
         while (nextTick - now > 0) {
             LockSupport.parkNanos(nextTick - now);
@@ -239,7 +247,14 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         // storm after a stall, though).
         nextTick = Math.max(nextTick + TICK_NANOS, now);
         for (Client client : clients) {
-            while (client.outstanding >= MAX_OUTSTANDING_BURSTS * burst) {
+            long waitStart = now;
+            while (client.outstanding + burst > MAX_CONCURRENT_STREAMS || client.failure != null) {
+                if (client.failure != null) {
+                    throw new IllegalStateException("request failed", client.failure);
+                }
+                if (System.nanoTime() - waitStart > STALL_NANOS) {
+                    throw new IllegalStateException(client.outstanding + " responses outstanding for 30 s");
+                }
                 LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(100));
             }
         }
@@ -296,13 +311,13 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     }
 
     @Benchmark
-    public void openLoop(Costs costs) {
+    public void openLoop(Costs costs) throws Exception {
         tick(costs);
     }
 
     @Benchmark
     @Fork(jvmArgsAppend = "-Dio.netty.iouring.inFlightWritability=false")
-    public void inFlightWritabilityOff(Costs costs) {
+    public void inFlightWritabilityOff(Costs costs) throws Exception {
         tick(costs);
     }
 }
