@@ -55,6 +55,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -143,8 +144,8 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
                 .build();
         final IntObjectMap<Long> sent = new IntObjectHashMap<Long>();
         ChannelHandlerContext ctx;
-        // Streams sent and not ended yet; written by the client's event loop.
-        volatile int outstanding;
+        // Streams requested (by the benchmark thread) and not ended yet (on the client's event loop).
+        final AtomicInteger outstanding = new AtomicInteger();
         volatile Throwable failure;
 
         void start(Channel ch) throws Exception {
@@ -156,7 +157,6 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         }
 
         void burst() {
-            outstanding += burst;
             long now = System.nanoTime();
             Http2Connection connection = handler.connection();
             for (int i = 0; i < burst; i++) {
@@ -185,7 +185,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
                 }
                 latencies[latencyCount++] = latency;
                 responses++;
-                outstanding--;
+                outstanding.decrementAndGet();
             }
             return data.readableBytes() + padding;
         }
@@ -248,15 +248,16 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         nextTick = Math.max(nextTick + TICK_NANOS, now);
         for (Client client : clients) {
             long waitStart = now;
-            while (client.outstanding + burst > MAX_CONCURRENT_STREAMS || client.failure != null) {
+            while (client.outstanding.get() + burst > MAX_CONCURRENT_STREAMS || client.failure != null) {
                 if (client.failure != null) {
                     throw new IllegalStateException("request failed", client.failure);
                 }
                 if (System.nanoTime() - waitStart > STALL_NANOS) {
-                    throw new IllegalStateException(client.outstanding + " responses outstanding for 30 s");
+                    throw new IllegalStateException(client.outstanding.get() + " responses outstanding for 30 s");
                 }
                 LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(100));
             }
+            client.outstanding.addAndGet(burst);
         }
         clientGroup.execute(() -> {
             for (Client client : clients) {
