@@ -11,6 +11,9 @@
 # come from h2load's per-request log. Environment variables narrow or change the matrix:
 #   ARTIFACTS="upstream fork" TRANSPORTS="NIO EPOLL IO_URING" PIPELINES="HTTP_TO_HTTP2 MULTIPLEX"
 #   BODIES="65536 16384" BURSTS="4 16" CONNECTIONS=2 TICKS=500 WARMUP_TICKS=300 OUT=target/h2load
+# PERF=1 also counts, with perf stat on the server's event-loop thread during the measured run, its system calls
+# and io_uring submissions (tracepoints raw_syscalls:sys_enter, io_uring:io_uring_submit_req; needs perf).
+# TABLE_ONLY=1 prints the table of an earlier run's $OUT/results.tsv again.
 # Loopback only: the server listens on 127.0.0.1 and h2load connects there.
 set -euo pipefail
 
@@ -47,6 +50,7 @@ fi
 
 mkdir -p "$OUT"
 cd "$ROOT"
+[ -n "${TABLE_ONLY:-}" ] && ARTIFACTS=
 # The server's classes and class path for each set of artifacts (microbench's -Pupstream swaps the patched
 # modules for upstream's).
 for a in $ARTIFACTS; do
@@ -77,7 +81,10 @@ stats() { # PORT
 }
 
 RESULTS="$OUT/results.tsv"
-printf 'artifacts\ttransport\tpipeline\tbody\tburst\tnetty\treq_s\tp50_us\tp99_us\tfailed\tresponses\tbytebufs\tdataframes\tcpu_ns\n' > "$RESULTS"
+if [ -n "${TABLE_ONLY:-}" ]; then
+    [ -f "$RESULTS" ] || die "TABLE_ONLY: no $RESULTS"
+else
+printf 'artifacts\ttransport\tpipeline\tbody\tburst\tnetty\treq_s\tp50_us\tp99_us\tfailed\tresponses\tbytebufs\tbytes\tdataframes\tcpu_ns\tsyscalls\tsubmissions\n' > "$RESULTS"
 for a in $ARTIFACTS; do
   for transport in $TRANSPORTS; do
     for pipeline in $PIPELINES; do
@@ -85,6 +92,7 @@ for a in $ARTIFACTS; do
         for burst in $BURSTS; do
           name="$a-$transport-$pipeline-$body-$burst"
           port=$(free_port)
+          : > "$OUT/$name.server.log"
           java -cp "$(cat "$OUT/cp-$a.txt")" io.netty.microbench.http2.Http2ResponseServer \
               --transport="$transport" --pipeline="$pipeline" --body="$body" --port="$port" > "$OUT/$name.server.log" 2>&1 &
           server=$!
@@ -103,15 +111,23 @@ for a in $ARTIFACTS; do
           h2load -c "$CONNECTIONS" -t 1 -m 1000 -n $((WARMUP_TICKS * burst * CONNECTIONS)) \
               --timing-script-file="$OUT/warmup.txt" > /dev/null 2>&1
           before=$(stats "$port")
-          h2load -c "$CONNECTIONS" -t 1 -m 1000 -n $((TICKS * burst * CONNECTIONS)) \
+          perf=()
+          if [ -n "${PERF:-}" ]; then
+              # The event-loop thread (its name, cut to 15 characters by the kernel).
+              tid=$(grep -l '^multiThreadIoEv$' /proc/$server/task/*/comm | head -1 | cut -d/ -f5)
+              [ -n "$tid" ] || die "no event-loop thread in server $name"
+              perf=(perf stat -x, -t "$tid" -e raw_syscalls:sys_enter,io_uring:io_uring_submit_req
+                    -o "$OUT/$name.perf.csv" --)
+          fi
+          "${perf[@]}" h2load -c "$CONNECTIONS" -t 1 -m 1000 -n $((TICKS * burst * CONNECTIONS)) \
               --timing-script-file="$OUT/script.txt" --log-file="$OUT/$name.requests.tsv" > "$OUT/$name.h2load.txt" 2>&1
           after=$(stats "$port")
           kill $server
           wait $server || true
           python3 - "$a" "$transport" "$pipeline" "$body" "$burst" "$netty" "$OUT/$name.h2load.txt" \
-              "$OUT/$name.requests.tsv" "$before" "$after" >> "$RESULTS" <<'EOF'
-import re, sys
-a, transport, pipeline, body, burst, netty, report, log, before, after = sys.argv[1:]
+              "$OUT/$name.requests.tsv" "$before" "$after" "$OUT/$name.perf.csv" >> "$RESULTS" <<'EOF'
+import os, re, sys
+a, transport, pipeline, body, burst, netty, report, log, before, after, perf = sys.argv[1:]
 text = open(report).read()
 req_s = re.search(r"finished in .*?, ([0-9.]+) req/s", text).group(1)
 failed = re.search(r"requests: .* (\d+) failed", text).group(1)
@@ -120,8 +136,15 @@ pct = lambda q: lat[min(len(lat) - 1, int(len(lat) * q))]
 b = dict(kv.split("=") for kv in before.split())
 e = dict(kv.split("=") for kv in after.split())
 d = {k: int(e[k]) - int(b[k]) for k in b}
+counts = {"raw_syscalls:sys_enter": "", "io_uring:io_uring_submit_req": ""}
+if os.path.exists(perf):
+    for line in open(perf):
+        parts = line.strip().split(",")
+        if len(parts) > 2 and parts[2] in counts:
+            counts[parts[2]] = parts[0]
 print("\t".join([a, transport, pipeline, body, burst, netty, req_s, str(pct(0.50)), str(pct(0.99)), failed,
-                 str(d["responses"]), str(d["byteBufs"]), str(d["dataFrames"]), str(d["cpuNanos"])]))
+                 str(d["responses"]), str(d["byteBufs"]), str(d["bytes"]), str(d["dataFrames"]),
+                 str(d["cpuNanos"]), counts["raw_syscalls:sys_enter"], counts["io_uring:io_uring_submit_req"]]))
 EOF
           echo "h2load-matrix: $name done" >&2
         done
@@ -129,6 +152,7 @@ EOF
     done
   done
 done
+fi
 
 python3 - "$RESULTS" <<'EOF'
 import csv, sys
@@ -136,10 +160,14 @@ rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 for r in rows:
     n = int(r["responses"]) or 1
     r["bufs"] = int(r["bytebufs"]) / n
+    r["bufsize"] = int(r["bytes"]) / (int(r["bytebufs"]) or 1)
     r["frames"] = int(r["dataframes"]) / n
     r["cpu"] = int(r["cpu_ns"]) / n / 1000.0
     r["p50"] = int(r["p50_us"]) / 1000.0
     r["p99"] = int(r["p99_us"]) / 1000.0
+    per = lambda v: "%.2f" % (float(v) / n) if v not in (None, "") else "-"
+    r["sys"] = per(r.get("syscalls"))
+    r["sqe"] = per(r.get("submissions"))
 
 def table(header, lines):
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
@@ -151,9 +179,10 @@ def table(header, lines):
 key = lambda r: (r["transport"], r["pipeline"], r["body"], r["burst"])
 print("\nPer request, as measured (server: one event-loop thread; client: h2load, %s)\n" % "one thread")
 table(["artifacts", "transport", "pipeline", "body", "burst", "req/s", "p50 ms", "p99 ms", "failed",
-       "ByteBufs/resp", "DATA frames/resp", "CPU us/req"],
+       "ByteBufs/resp", "bytes/ByteBuf", "DATA frames/resp", "CPU us/req", "syscalls/req", "io_uring SQEs/req"],
       [[r["artifacts"], r["transport"], r["pipeline"], r["body"], r["burst"], r["req_s"], "%.2f" % r["p50"],
-        "%.2f" % r["p99"], r["failed"], "%.2f" % r["bufs"], "%.2f" % r["frames"], "%.1f" % r["cpu"]]
+        "%.2f" % r["p99"], r["failed"], "%.2f" % r["bufs"], "%.0f" % r["bufsize"], "%.2f" % r["frames"],
+        "%.1f" % r["cpu"], r["sys"], r["sqe"]]
        for r in rows])
 
 up = {key(r): r for r in rows if r["artifacts"] == "upstream"}

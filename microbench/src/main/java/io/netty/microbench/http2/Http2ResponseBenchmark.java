@@ -67,7 +67,8 @@ import java.util.concurrent.locks.LockSupport;
  * {@value #MAX_CONCURRENT_STREAMS}: an overloaded server then paces the client). One operation is one tick.
  * Counters (rates; divide by {@code responses} for values per response): {@code responses} completed (so
  * {@code responses} is requests/s),
- * {@code serverByteBufs} ByteBufs written at the head of the server pipeline, {@code dataFrames} DATA frames
+ * {@code serverByteBufs} ByteBufs written at the head of the server pipeline ({@code serverBytes} their bytes,
+ * so {@code serverBytes / serverByteBufs} is their mean size), {@code dataFrames} DATA frames
  * received, {@code serverCpuNanos} CPU time of the server's event-loop thread, {@code latencyNanos} the sum of
  * request latencies at the client (send to end of stream). Latency p50/p99 of each iteration are printed.
  * {@link #inFlightWritabilityOff} runs in a JVM with {@code -Dio.netty.iouring.inFlightWritability=false}. The
@@ -105,6 +106,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     private long nextTick;
     private long lastResponses;
     private long lastByteBufs;
+    private long lastBytes;
     private long lastDataFrames;
     private long lastCpuNanos;
     private long lastLatencyNanos;
@@ -122,6 +124,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     public static class Costs {
         public long responses;
         public long serverByteBufs;
+        public long serverBytes;
         public long dataFrames;
         public long serverCpuNanos;
         public long latencyNanos;
@@ -130,6 +133,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         public void reset() {
             responses = 0;
             serverByteBufs = 0;
+            serverBytes = 0;
             dataFrames = 0;
             serverCpuNanos = 0;
             latencyNanos = 0;
@@ -212,6 +216,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
             clients.add(client);
         }
         lastByteBufs = server.byteBufs();
+        lastBytes = server.bytes();
         lastCpuNanos = server.cpuNanos();
         nextTick = System.nanoTime();
     }
@@ -271,6 +276,9 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         value = server.byteBufs();
         costs.serverByteBufs += value - lastByteBufs;
         lastByteBufs = value;
+        value = server.bytes();
+        costs.serverBytes += value - lastBytes;
+        lastBytes = value;
         value = dataFrames;
         costs.dataFrames += value - lastDataFrames;
         lastDataFrames = value;

@@ -74,9 +74,9 @@ import java.util.concurrent.TimeUnit;
  * {@code h2load}: on one event-loop thread of the chosen transport, it answers every request with a cached body,
  * either as an {@code HttpToHttp2ConnectionHandler} user ({@code writeAndFlush(FullHttpResponse)} of a
  * {@code retainedDuplicate()}) or as an {@code Http2MultiplexHandler} user (headers and data frames on the stream's
- * child channel). It counts, at the head of each connection's pipeline, the {@link ByteBuf}s written and the
- * {@code DATA} frames among them, and measures its event-loop thread's CPU time. {@code GET /stats} answers with
- * those counters as text (that response is not counted as a response).
+ * child channel). It counts, at the head of each connection's pipeline, the {@link ByteBuf}s written, their bytes
+ * and the {@code DATA} frames among them, and measures its event-loop thread's CPU time. {@code GET /stats}
+ * answers with those counters as text (that response is not counted as a response).
  */
 public final class Http2ResponseServer implements AutoCloseable {
     static final String STATS_PATH = "/stats";
@@ -177,6 +177,7 @@ public final class Http2ResponseServer implements AutoCloseable {
     // Written by the event-loop thread only, read from any thread.
     private volatile long responses;
     private volatile long byteBufs;
+    private volatile long bytes;
     private volatile long dataFrames;
 
     private Http2ResponseServer(Transport transport, final Distributor distributor, final Pipeline pipeline,
@@ -226,6 +227,11 @@ public final class Http2ResponseServer implements AutoCloseable {
         return byteBufs;
     }
 
+    /** Bytes of the {@link ByteBuf}s written at the head of the connections' pipelines. */
+    public long bytes() {
+        return bytes;
+    }
+
     /** {@code DATA} frames written. */
     public long dataFrames() {
         return dataFrames;
@@ -243,7 +249,7 @@ public final class Http2ResponseServer implements AutoCloseable {
     }
 
     private String stats() {
-        return "responses=" + responses + " byteBufs=" + byteBufs + " dataFrames=" + dataFrames
+        return "responses=" + responses + " byteBufs=" + byteBufs + " bytes=" + bytes + " dataFrames=" + dataFrames
                 + " cpuNanos=" + cpuNanos() + '\n';
     }
 
@@ -293,6 +299,7 @@ public final class Http2ResponseServer implements AutoCloseable {
             if (msg instanceof ByteBuf) {
                 byteBufs++;
                 ByteBuf buf = (ByteBuf) msg;
+                bytes += buf.readableBytes();
                 // DefaultHttp2FrameWriter writes the header of a DATA frame as a buffer of its own.
                 if (buf.readableBytes() == FRAME_HEADER_LENGTH
                         && buf.getByte(buf.readerIndex() + 3) == DATA_FRAME_TYPE) {

@@ -21,6 +21,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -64,6 +65,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -90,24 +92,18 @@ public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
     }
 
     public void testConnectionHandlerResponses(ServerBootstrap sb, Bootstrap cb) throws Throwable {
-        final ByteBuf body = newBody();
-        try {
-            sb.childHandler(new ChannelInitializer<Channel>() {
-                @Override
-                protected void initChannel(Channel ch) {
-                    Http2Connection connection = new DefaultHttp2Connection(true);
-                    ch.pipeline().addLast(new HttpToHttp2ConnectionHandlerBuilder()
-                            .connection(connection)
-                            .frameListener(new InboundHttp2ToHttpAdapterBuilder(connection)
-                                    .maxContentLength(1024).propagateSettings(false).build())
-                            .build());
-                    ch.pipeline().addLast(new FullResponder(body));
-                }
-            });
-            testResponses(sb, cb, body);
-        } finally {
-            body.release();
-        }
+        testResponses(sb, cb, body -> new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                Http2Connection connection = new DefaultHttp2Connection(true);
+                ch.pipeline().addLast(new HttpToHttp2ConnectionHandlerBuilder()
+                        .connection(connection)
+                        .frameListener(new InboundHttp2ToHttpAdapterBuilder(connection)
+                                .maxContentLength(1024).propagateSettings(false).build())
+                        .build());
+                ch.pipeline().addLast(new FullResponder(body));
+            }
+        });
     }
 
     @Test
@@ -117,24 +113,18 @@ public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
     }
 
     public void testMultiplexHandlerResponses(ServerBootstrap sb, Bootstrap cb) throws Throwable {
-        final ByteBuf body = newBody();
-        try {
-            sb.childHandler(new ChannelInitializer<Channel>() {
-                @Override
-                protected void initChannel(Channel ch) {
-                    ch.pipeline().addLast(Http2FrameCodecBuilder.forServer().build());
-                    ch.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
-                        @Override
-                        protected void initChannel(Channel child) {
-                            child.pipeline().addLast(new StreamResponder(body));
-                        }
-                    }));
-                }
-            });
-            testResponses(sb, cb, body);
-        } finally {
-            body.release();
-        }
+        testResponses(sb, cb, body -> new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                ch.pipeline().addLast(Http2FrameCodecBuilder.forServer().build());
+                ch.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel child) {
+                        child.pipeline().addLast(new StreamResponder(body));
+                    }
+                }));
+            }
+        });
     }
 
     /**
@@ -149,6 +139,21 @@ public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
         byte[] bytes = new byte[BODY_SIZE];
         new Random(42).nextBytes(bytes);
         return Unpooled.directBuffer(BODY_SIZE).writeBytes(bytes);
+    }
+
+    /**
+     * Runs the clients against a server whose connections {@code serverInitializer} sets up to answer with
+     * {@code body}.
+     */
+    private void testResponses(ServerBootstrap sb, Bootstrap cb, Function<ByteBuf, ChannelHandler> serverInitializer)
+            throws Throwable {
+        ByteBuf body = newBody();
+        try {
+            sb.childHandler(serverInitializer.apply(body));
+            testResponses(sb, cb, body);
+        } finally {
+            body.release();
+        }
     }
 
     private void testResponses(ServerBootstrap sb, Bootstrap cb, ByteBuf body) throws Throwable {
