@@ -6,11 +6,13 @@
 #
 # Each of CONNECTIONS h2load connections sends a burst of BURST GETs every 10 ms for TICKS ticks (open loop: an
 # h2load timing script), after a warm-up of WARMUP_TICKS ticks on the same server. The server runs on one
-# event-loop thread with the default distributor of the Netty on its class path; its counters (ByteBufs and DATA
+# event-loop thread (with DISTRIBUTOR, below); its counters (ByteBufs and DATA
 # frames written, event-loop CPU time) are read from GET /stats before and after the measured run; latencies
 # come from h2load's per-request log. Environment variables narrow or change the matrix:
 #   ARTIFACTS="upstream fork" TRANSPORTS="NIO EPOLL IO_URING" PIPELINES="HTTP_TO_HTTP2 MULTIPLEX"
 #   BODIES="65536 16384" BURSTS="4 16" CONNECTIONS=2 TICKS=500 WARMUP_TICKS=300 OUT=target/h2load
+# DISTRIBUTOR=DEFAULT|WFQ|UNIFORM_1K|UNIFORM_16K picks the server's distributor (default: DEFAULT, the default of
+# the Netty on its class path); SERVER_JAVA_OPTS adds JVM options (e.g. -Dio.netty.iouring.inFlightWritability=false).
 # PERF=1 also counts, with perf stat on the server's event-loop thread during the measured run, its system calls
 # and io_uring submissions (tracepoints raw_syscalls:sys_enter, io_uring:io_uring_submit_req; needs perf).
 # TABLE_ONLY=1 prints the table of an earlier run's $OUT/results.tsv again.
@@ -24,6 +26,8 @@ PIPELINES=${PIPELINES:-HTTP_TO_HTTP2 MULTIPLEX}
 BODIES=${BODIES:-65536 16384}
 BURSTS=${BURSTS:-4 16}
 CONNECTIONS=${CONNECTIONS:-2}
+DISTRIBUTOR=${DISTRIBUTOR:-DEFAULT}
+SERVER_JAVA_OPTS=${SERVER_JAVA_OPTS:-}
 TICKS=${TICKS:-500}
 WARMUP_TICKS=${WARMUP_TICKS:-300}
 OUT=${OUT:-$ROOT/target/h2load}
@@ -93,8 +97,9 @@ for a in $ARTIFACTS; do
           name="$a-$transport-$pipeline-$body-$burst"
           port=$(free_port)
           : > "$OUT/$name.server.log"
-          java -cp "$(cat "$OUT/cp-$a.txt")" io.netty.microbench.http2.Http2ResponseServer \
-              --transport="$transport" --pipeline="$pipeline" --body="$body" --port="$port" > "$OUT/$name.server.log" 2>&1 &
+          # shellcheck disable=SC2086
+          java $SERVER_JAVA_OPTS -cp "$(cat "$OUT/cp-$a.txt")" io.netty.microbench.http2.Http2ResponseServer \
+              --transport="$transport" --distributor="$DISTRIBUTOR" --pipeline="$pipeline" --body="$body" --port="$port" > "$OUT/$name.server.log" 2>&1 &
           server=$!
           for _ in $(seq 1 100); do
               grep -q '^listening' "$OUT/$name.server.log" && break
