@@ -44,26 +44,32 @@ for p in $PIPELINES; do
     case $p in HTTP_TO_HTTP2|MULTIPLEX) ;; *) die "PIPELINES: unknown value '$p' (HTTP_TO_HTTP2, MULTIPLEX)";; esac
 done
 
-if ! command -v h2load > /dev/null || ! command -v nghttp > /dev/null; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
-        apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nghttp2-client
-    else
-        die "h2load and nghttp are needed: apt-get install nghttp2-client"
-    fi
-fi
-
 mkdir -p "$OUT"
 cd "$ROOT"
-[ -n "${TABLE_ONLY:-}" ] && ARTIFACTS=
+
+ensure_h2load() {
+    if ! command -v h2load > /dev/null || ! command -v nghttp > /dev/null; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+            apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nghttp2-client
+        else
+            die "h2load and nghttp are needed: apt-get install nghttp2-client"
+        fi
+    fi
+}
+
 # The server's classes and class path for each set of artifacts (microbench's -Pupstream swaps the patched
 # modules for upstream's).
-for a in $ARTIFACTS; do
-    if [ "$a" = upstream ]; then profile=-Pupstream; classes=microbench/target/upstream/classes
-    else profile=; classes=microbench/target/classes; fi
-    ./mvnw -B -q -ntp -pl microbench $profile compile dependency:build-classpath \
-        -Dmdep.outputFile="$OUT/classpath-$a.txt" || die "building microbench ($a) failed; run ./mvnw -B -ntp install -DskipTests first"
-    echo "$ROOT/$classes:$(cat "$OUT/classpath-$a.txt")" > "$OUT/cp-$a.txt"
-done
+build_classpaths() {
+    local a profile classes
+    for a in $ARTIFACTS; do
+        if [ "$a" = upstream ]; then profile=-Pupstream; classes=microbench/target/upstream/classes
+        else profile=; classes=microbench/target/classes; fi
+        ./mvnw -B -q -ntp -pl microbench $profile compile dependency:build-classpath \
+            -Dmdep.outputFile="$OUT/classpath-$a.txt" \
+            || die "building microbench ($a) failed; run ./mvnw -B -ntp install -DskipTests first"
+        echo "$ROOT/$classes:$(cat "$OUT/classpath-$a.txt")" > "$OUT/cp-$a.txt"
+    done
+}
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -72,12 +78,11 @@ free_port() {
 # One line per request: time offset (ms) and URI; every connection follows the whole script.
 script() { # PORT BURST TICKS FILE
     local t i
-    : > "$4"
     for ((t = 0; t < $3; t++)); do
         for ((i = 0; i < $2; i++)); do
-            printf '%d\thttp://127.0.0.1:%d/\n' $((t * 10)) "$1" >> "$4"
+            printf '%d\thttp://127.0.0.1:%d/\n' $((t * 10)) "$1"
         done
-    done
+    done > "$4"
 }
 
 stats() { # PORT
@@ -88,6 +93,8 @@ RESULTS="$OUT/results.tsv"
 if [ -n "${TABLE_ONLY:-}" ]; then
     [ -f "$RESULTS" ] || die "TABLE_ONLY: no $RESULTS"
 else
+ensure_h2load
+build_classpaths
 printf 'artifacts\ttransport\tpipeline\tbody\tburst\tnetty\treq_s\tp50_us\tp99_us\tfailed\tresponses\tbytebufs\tbytes\tdataframes\tcpu_ns\tsyscalls\tsubmissions\n' > "$RESULTS"
 for a in $ARTIFACTS; do
   for transport in $TRANSPORTS; do

@@ -173,6 +173,9 @@ public final class Http2ResponseServer implements AutoCloseable {
     private final ByteBuf body;
     private final Thread eventLoopThread;
     private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    // Stateless, shared by all connections and streams.
+    private final FullResponder fullResponder = new FullResponder();
+    private final StreamResponder streamResponder = new StreamResponder();
 
     // Written by the event-loop thread only, read from any thread.
     private volatile long responses;
@@ -269,7 +272,7 @@ public final class Http2ResponseServer implements AutoCloseable {
                 .frameListener(new InboundHttp2ToHttpAdapterBuilder(connection)
                         .maxContentLength(1024 * 1024).propagateSettings(false).build())
                 .build());
-        ch.pipeline().addLast(new FullResponder());
+        ch.pipeline().addLast(fullResponder);
     }
 
     private void initMultiplex(Channel ch, Distributor distributor) {
@@ -279,7 +282,7 @@ public final class Http2ResponseServer implements AutoCloseable {
         ch.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
             @Override
             protected void initChannel(Channel child) {
-                child.pipeline().addLast(new StreamResponder());
+                child.pipeline().addLast(streamResponder);
             }
         }));
     }
@@ -299,9 +302,10 @@ public final class Http2ResponseServer implements AutoCloseable {
             if (msg instanceof ByteBuf) {
                 byteBufs++;
                 ByteBuf buf = (ByteBuf) msg;
-                bytes += buf.readableBytes();
+                int readable = buf.readableBytes();
+                bytes += readable;
                 // DefaultHttp2FrameWriter writes the header of a DATA frame as a buffer of its own.
-                if (buf.readableBytes() == FRAME_HEADER_LENGTH
+                if (readable == FRAME_HEADER_LENGTH
                         && buf.getByte(buf.readerIndex() + 3) == DATA_FRAME_TYPE) {
                     dataFrames++;
                 }
@@ -310,17 +314,20 @@ public final class Http2ResponseServer implements AutoCloseable {
         }
     }
 
+    /** The content that answers a request for {@code path}: the counters for {@code /stats}, else the body. */
+    private ByteBuf content(CharSequence path) {
+        if (path != null && STATS_PATH.contentEquals(path)) {
+            return Unpooled.copiedBuffer(stats(), CharsetUtil.US_ASCII);
+        }
+        responses++;
+        return body.retainedDuplicate();
+    }
+
     @ChannelHandler.Sharable
     private final class FullResponder extends SimpleChannelInboundHandler<FullHttpRequest> {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
-            ByteBuf content;
-            if (STATS_PATH.equals(request.uri())) {
-                content = Unpooled.copiedBuffer(stats(), CharsetUtil.US_ASCII);
-            } else {
-                content = body.retainedDuplicate();
-                responses++;
-            }
+            ByteBuf content = content(request.uri());
             FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
                     content);
             String streamId = HttpConversionUtil.ExtensionHeaderNames.STREAM_ID.text().toString();
@@ -330,19 +337,13 @@ public final class Http2ResponseServer implements AutoCloseable {
         }
     }
 
+    @ChannelHandler.Sharable
     private final class StreamResponder extends ChannelInboundHandlerAdapter {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             try {
                 if (msg instanceof Http2HeadersFrame && ((Http2HeadersFrame) msg).isEndStream()) {
-                    ByteBuf content;
-                    CharSequence path = ((Http2HeadersFrame) msg).headers().path();
-                    if (path != null && STATS_PATH.contentEquals(path)) {
-                        content = Unpooled.copiedBuffer(stats(), CharsetUtil.US_ASCII);
-                    } else {
-                        content = body.retainedDuplicate();
-                        responses++;
-                    }
+                    ByteBuf content = content(((Http2HeadersFrame) msg).headers().path());
                     Http2Headers headers = new DefaultHttp2Headers().status(HttpResponseStatus.OK.codeAsText())
                             .setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
                     ctx.write(new DefaultHttp2HeadersFrame(headers));

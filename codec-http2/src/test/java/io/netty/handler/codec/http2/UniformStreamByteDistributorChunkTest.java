@@ -52,13 +52,7 @@ public class UniformStreamByteDistributorChunkTest {
         Http2Connection connection = new DefaultHttp2Connection(false);
         UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
                 DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
-        for (int i = 0; i < streams; i++) {
-            Http2Stream stream = connection.local().createStream(2 * i + 1, false);
-            Http2TestStreamState state = new Http2TestStreamState(stream, bodySize);
-            states.put(stream.id(), state);
-            distributor.updateStreamableBytes(state);
-        }
+        Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, streams, bodySize);
 
         CheckingWriter writer = new CheckingWriter(distributor, states);
         long total = (long) streams * bodySize;
@@ -78,13 +72,8 @@ public class UniformStreamByteDistributorChunkTest {
         Http2Connection connection = new DefaultHttp2Connection(false);
         UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
                 DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
-        for (int id = 1; id <= 3; id += 2) {
-            Http2TestStreamState state = new Http2TestStreamState(connection.local().createStream(id, false),
-                    4 * DEFAULT_MAX_FRAME_SIZE);
-            states.put(id, state);
-            distributor.updateStreamableBytes(state);
-        }
+        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 2,
+                4 * DEFAULT_MAX_FRAME_SIZE);
         final List<String> writes = new ArrayList<String>();
         StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {
             @Override
@@ -104,6 +93,20 @@ public class UniformStreamByteDistributorChunkTest {
         writes.clear();
         assertTrue(distributor.distribute(7232, writer));
         assertEquals(Arrays.asList("1:7232"), writes);
+    }
+
+    /** Creates {@code streams} streams (ids 1, 3, 5, ...) with {@code bodySize} bytes pending each. */
+    private static Map<Integer, Http2TestStreamState> addStreams(Http2Connection connection,
+                                                                 UniformStreamByteDistributor distributor,
+                                                                 int streams, int bodySize) throws Http2Exception {
+        Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
+        for (int i = 0; i < streams; i++) {
+            Http2Stream stream = connection.local().createStream(2 * i + 1, false);
+            Http2TestStreamState state = new Http2TestStreamState(stream, bodySize);
+            states.put(stream.id(), state);
+            distributor.updateStreamableBytes(state);
+        }
+        return states;
     }
 
     /** Checks each allocation as the flow controller would see it, then writes it all. */

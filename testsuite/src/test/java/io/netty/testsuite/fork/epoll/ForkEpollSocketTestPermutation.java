@@ -23,21 +23,13 @@ import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
-import io.netty.testsuite.transport.TestsuitePermutation.BootstrapFactory;
-import io.netty.testsuite.transport.socket.SocketTestPermutation;
+import io.netty.testsuite.fork.ForkSocketTestPermutation;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
-import java.util.ArrayList;
-import java.util.List;
-
 /**
- * The fork's stand-in for upstream's unpublished epoll test permutation: epoll servers and clients, each against the
- * other and against NIO (NIO against NIO left out).
+ * epoll servers and clients, each against the other and against NIO.
  */
-public final class ForkEpollSocketTestPermutation extends SocketTestPermutation {
+public final class ForkEpollSocketTestPermutation extends ForkSocketTestPermutation {
     public static final ForkEpollSocketTestPermutation INSTANCE = new ForkEpollSocketTestPermutation();
 
     private final EventLoopGroup bossGroup;
@@ -52,26 +44,12 @@ public final class ForkEpollSocketTestPermutation extends SocketTestPermutation 
     }
 
     @Override
-    public List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> socket() {
-        List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> combos = combo(serverSocket(), clientSocket());
-        // The last combination is NIO against NIO: nothing of epoll in it.
-        combos.remove(combos.size() - 1);
-        return combos;
+    protected ServerBootstrap newServerBootstrap() {
+        return new ServerBootstrap().group(bossGroup, workerGroup).channel(EpollServerSocketChannel.class);
     }
 
     @Override
-    public List<BootstrapFactory<ServerBootstrap>> serverSocket() {
-        List<BootstrapFactory<ServerBootstrap>> servers = new ArrayList<>();
-        servers.add(() -> new ServerBootstrap().group(bossGroup, workerGroup).channel(EpollServerSocketChannel.class));
-        servers.add(() -> new ServerBootstrap().group(NIO_GROUP).channel(NioServerSocketChannel.class));
-        return servers;
-    }
-
-    @Override
-    public List<BootstrapFactory<Bootstrap>> clientSocket() {
-        List<BootstrapFactory<Bootstrap>> clients = new ArrayList<>();
-        clients.add(() -> new Bootstrap().group(workerGroup).channel(EpollSocketChannel.class));
-        clients.add(() -> new Bootstrap().group(NIO_GROUP).channel(NioSocketChannel.class));
-        return clients;
+    protected Bootstrap newClientBootstrap() {
+        return new Bootstrap().group(workerGroup).channel(EpollSocketChannel.class);
     }
 }

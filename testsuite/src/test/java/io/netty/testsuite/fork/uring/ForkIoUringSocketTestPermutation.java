@@ -19,8 +19,6 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.uring.IoUring;
 import io.netty.channel.uring.IoUringBufferRingConfig;
 import io.netty.channel.uring.IoUringChannelOption;
@@ -29,19 +27,17 @@ import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringIoHandlerConfig;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
-import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
+import io.netty.testsuite.fork.ForkSocketTestPermutation;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapFactory;
-import io.netty.testsuite.transport.socket.SocketTestPermutation;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The fork's stand-in for upstream's unpublished io_uring test permutation: io_uring servers and clients, with or
- * without a provided-buffer ring, each against the other and against NIO (NIO against NIO left out).
+ * io_uring servers and clients, with or without a provided-buffer ring, each against the other and against NIO.
  */
-public final class ForkIoUringSocketTestPermutation extends SocketTestPermutation {
+public final class ForkIoUringSocketTestPermutation extends ForkSocketTestPermutation {
     private static final short BUFFER_GROUP_ID = 7;
 
     public static final ForkIoUringSocketTestPermutation PLAIN = new ForkIoUringSocketTestPermutation(false);
@@ -70,7 +66,8 @@ public final class ForkIoUringSocketTestPermutation extends SocketTestPermutatio
                 IoUringIoHandler.newFactory(config));
     }
 
-    private ServerBootstrap ioUringServer() {
+    @Override
+    protected ServerBootstrap newServerBootstrap() {
         ServerBootstrap sb = new ServerBootstrap().group(bossGroup, workerGroup)
                 .channel(IoUringServerSocketChannel.class);
         if (bufferRing) {
@@ -79,7 +76,8 @@ public final class ForkIoUringSocketTestPermutation extends SocketTestPermutatio
         return sb;
     }
 
-    private Bootstrap ioUringClient() {
+    @Override
+    protected Bootstrap newClientBootstrap() {
         Bootstrap b = new Bootstrap().group(workerGroup).channel(IoUringSocketChannel.class);
         if (bufferRing) {
             b.option(IoUringChannelOption.IO_URING_BUFFER_GROUP_ID, BUFFER_GROUP_ID);
@@ -87,41 +85,17 @@ public final class ForkIoUringSocketTestPermutation extends SocketTestPermutatio
         return b;
     }
 
-    @Override
-    public List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> socket() {
-        List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> combos = combo(serverSocket(), clientSocket());
-        // The last combination is NIO against NIO: nothing of io_uring in it.
-        combos.remove(combos.size() - 1);
-        return combos;
-    }
-
-    @Override
-    public List<BootstrapFactory<ServerBootstrap>> serverSocket() {
-        List<BootstrapFactory<ServerBootstrap>> servers = new ArrayList<>();
-        servers.add(this::ioUringServer);
-        servers.add(() -> new ServerBootstrap().group(NIO_GROUP).channel(NioServerSocketChannel.class));
-        return servers;
-    }
-
-    @Override
-    public List<BootstrapFactory<Bootstrap>> clientSocket() {
-        List<BootstrapFactory<Bootstrap>> clients = new ArrayList<>();
-        clients.add(this::ioUringClient);
-        clients.add(() -> new Bootstrap().group(NIO_GROUP).channel(NioSocketChannel.class));
-        return clients;
-    }
-
     /** Only io_uring, for the tests that take one kind of bootstrap. */
     public List<BootstrapFactory<Bootstrap>> ioUringClientSocket() {
         List<BootstrapFactory<Bootstrap>> clients = new ArrayList<>();
-        clients.add(this::ioUringClient);
+        clients.add(this::newClientBootstrap);
         return clients;
     }
 
     /** Only io_uring, for the tests that take one kind of bootstrap. */
     public List<BootstrapFactory<ServerBootstrap>> ioUringServerSocket() {
         List<BootstrapFactory<ServerBootstrap>> servers = new ArrayList<>();
-        servers.add(this::ioUringServer);
+        servers.add(this::newServerBootstrap);
         return servers;
     }
 }
