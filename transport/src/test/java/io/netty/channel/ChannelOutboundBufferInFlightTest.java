@@ -19,13 +19,15 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.local.LocalChannel;
+import io.netty.util.concurrent.Future;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
+import java.util.Random;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 
 import static io.netty.channel.ChannelOutboundBuffer.CHANNEL_OUTBOUND_BUFFER_ENTRY_OVERHEAD;
@@ -35,8 +37,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@link ChannelOutboundBuffer#incrementInFlightBytes(long)} and friends: bytes handed to the operating system by a
- * write that has not completed stay pending but do not count against the write buffer water marks.
+ * {@link ChannelOutboundBuffer#setBytesInFlight(long)}: the flushed messages that a transport's outstanding write
+ * carries stay pending but stop counting against the write buffer water marks. Expected values are worked out by hand
+ * from the water marks, the message sizes and the per-entry overhead.
  */
 public class ChannelOutboundBufferInFlightTest {
     private static final int LOW = 4096;
@@ -48,198 +51,292 @@ public class ChannelOutboundBufferInFlightTest {
     private EmbeddedChannel channel;
     private ChannelOutboundBuffer buffer;
 
-    @BeforeEach
-    public void setUp() {
-        channel = new EmbeddedChannel(new ChannelInboundHandlerAdapter() {
+    private void setUp(int low, int high, MessageSizeEstimator estimator, ChannelHandler... handlers) {
+        channel = new EmbeddedChannel();
+        if (estimator != null) {
+            channel.config().setMessageSizeEstimator(estimator);
+        }
+        channel.config().setWriteBufferWaterMark(new WriteBufferWaterMark(low, high));
+        channel.pipeline().addLast(new ChannelInboundHandlerAdapter() {
             @Override
             public void channelWritabilityChanged(ChannelHandlerContext ctx) {
                 events.add(ctx.channel().isWritable());
             }
         });
-        channel.config().setWriteBufferWaterMark(new WriteBufferWaterMark(LOW, HIGH));
+        channel.pipeline().addLast(handlers);
         buffer = channel.unsafe().outboundBuffer();
+    }
+
+    private void setUp() {
+        setUp(LOW, HIGH, null);
     }
 
     @AfterEach
     public void tearDown() {
-        channel.finishAndReleaseAll();
+        if (channel != null) {
+            channel.finishAndReleaseAll();
+        }
     }
 
-    /** Adds a flushed message of {@code size} bytes, without letting the channel write it. */
+    /** Adds a flushed message of {@code size} readable bytes, without letting the channel write it. */
     private ByteBuf addFlushed(int size) {
+        return addFlushed(size, channel.newPromise());
+    }
+
+    private ByteBuf addFlushed(int size, ChannelPromise promise) {
         ByteBuf buf = Unpooled.buffer(size).writeZero(size);
-        buffer.addMessage(buf, size, channel.newPromise());
+        buffer.addMessage(buf, channel.config().getMessageSizeEstimator().newHandle().size(buf), promise);
         buffer.addFlush();
         return buf;
     }
 
-    private long counted() {
-        return buffer.totalPendingWriteBytes() - Math.min(buffer.inFlightBytes(), HIGH);
+    /** Writable, and {@code bytesBeforeUnwritable()} is {@code expectedBeforeUnwritable}. */
+    private void assertWritable(long expectedBeforeUnwritable) {
+        assertTrue(buffer.isWritable(), "writable");
+        assertTrue(channel.isWritable(), "channel writable");
+        assertEquals(expectedBeforeUnwritable, buffer.bytesBeforeUnwritable());
+        assertEquals(expectedBeforeUnwritable, channel.bytesBeforeUnwritable());
+        assertEquals(0, buffer.bytesBeforeWritable());
     }
 
-    private void assertConsistent() {
-        long counted = counted();
-        if (buffer.isWritable()) {
-            assertTrue(counted <= HIGH, "writable with " + counted + " counted bytes");
-            assertEquals(HIGH - counted + 1, buffer.bytesBeforeUnwritable());
-            assertEquals(0, buffer.bytesBeforeWritable());
-        } else {
-            assertTrue(counted >= LOW, "unwritable with " + counted + " counted bytes");
-            assertEquals(0, buffer.bytesBeforeUnwritable());
-            assertEquals(counted - LOW + 1, buffer.bytesBeforeWritable());
-        }
-        assertEquals(buffer.isWritable(), channel.isWritable());
-        assertEquals(buffer.bytesBeforeUnwritable(), channel.bytesBeforeUnwritable());
-        assertEquals(buffer.bytesBeforeWritable(), channel.bytesBeforeWritable());
-        assertTrue(buffer.inFlightBytes() >= 0);
-        assertTrue(buffer.inFlightBytes() <= buffer.totalPendingWriteBytes());
-        if (!events.isEmpty()) {
-            assertEquals(buffer.isWritable(), events.get(events.size() - 1), "last event " + events);
-        }
-        for (int i = 1; i < events.size(); i++) {
-            assertTrue(events.get(i) != events.get(i - 1), "events alternate: " + events);
-        }
+    /** Not writable, and {@code bytesBeforeWritable()} is {@code expectedBeforeWritable}. */
+    private void assertUnwritable(long expectedBeforeWritable) {
+        assertFalse(buffer.isWritable(), "writable");
+        assertFalse(channel.isWritable(), "channel writable");
+        assertEquals(0, buffer.bytesBeforeUnwritable());
+        assertEquals(expectedBeforeWritable, buffer.bytesBeforeWritable());
+        assertEquals(expectedBeforeWritable, channel.bytesBeforeWritable());
     }
 
     @Test
     public void inFlightBytesDoNotCountAgainstWaterMarks() {
+        setUp();
         addFlushed(HIGH + 1000);
-        assertFalse(buffer.isWritable());
-        assertConsistent();
+        // HIGH + 1000 + OVERHEAD pending.
+        assertUnwritable(HIGH + 1000 + OVERHEAD - LOW + 1);
 
-        buffer.incrementInFlightBytes(HIGH + 1000);
-        assertTrue(buffer.isWritable());
-        assertEquals(HIGH + 1000, buffer.inFlightBytes());
+        buffer.setBytesInFlight(HIGH + 1000);
+        // The high water mark of the entry's pending size stops counting: 1000 + OVERHEAD still count.
+        assertWritable(HIGH - (1000 + OVERHEAD) + 1);
         assertEquals(HIGH + 1000 + OVERHEAD, buffer.totalPendingWriteBytes());
-        // The high water mark of in-flight bytes stops counting: 1000 bytes and the entry's overhead still count.
-        assertEquals(HIGH - (1000 + OVERHEAD) + 1, buffer.bytesBeforeUnwritable());
-        assertConsistent();
 
-        buffer.completeInFlightBytes(HIGH + 1000, HIGH + 1000);
-        assertEquals(0, buffer.inFlightBytes());
+        buffer.removeBytes(HIGH + 1000);
+        assertWritable(HIGH + 1);
+        buffer.setBytesInFlight(0);
+        assertWritable(HIGH + 1);
         assertEquals(0, buffer.totalPendingWriteBytes());
-        assertEquals(HIGH + 1, buffer.bytesBeforeUnwritable());
-        assertConsistent();
-        // One event per flip: unwritable when added, writable when put in flight, none on completion.
-        assertEquals(listOf(false, true), events);
+        assertEquals(Arrays.asList(false, true), events);
+    }
+
+    /** The in-flight amount is taken in the buffer's own units, whatever the estimator says a message weighs. */
+    @Test
+    public void inFlightAmountFollowsTheSizeEstimator() {
+        // Every message weighs 0: only the entry overhead counts, and in flight it stops counting; the counted bytes
+        // never go below 0, so bytesBeforeUnwritable() never exceeds HIGH + 1.
+        setUp(LOW, HIGH, new FixedSizeEstimator(0));
+        addFlushed(3000);
+        addFlushed(3000);
+        assertWritable(HIGH - 2 * OVERHEAD + 1);
+        buffer.setBytesInFlight(6000);
+        assertWritable(HIGH + 1);
+        buffer.removeBytes(6000);
+        buffer.setBytesInFlight(0);
+        assertWritable(HIGH + 1);
+        channel.finishAndReleaseAll();
+        channel = null;
+
+        // Every message weighs 3000 whatever its length: 3 messages of 10 bytes are 9000 + 3 x OVERHEAD pending.
+        setUp(LOW, HIGH, new FixedSizeEstimator(3000));
+        addFlushed(10);
+        addFlushed(10);
+        addFlushed(10);
+        assertUnwritable(3 * (3000 + OVERHEAD) - LOW + 1);
+        // Two messages (20 readable bytes) in flight: 2 x (3000 + OVERHEAD) stop counting.
+        buffer.setBytesInFlight(20);
+        assertWritable(HIGH - (3000 + OVERHEAD) + 1);
+        // A count that ends inside the third message leaves it counted.
+        buffer.setBytesInFlight(25);
+        assertWritable(HIGH - (3000 + OVERHEAD) + 1);
+        buffer.setBytesInFlight(0);
+        assertUnwritable(3 * (3000 + OVERHEAD) - LOW + 1);
+        assertEquals(Arrays.asList(false, true, false), events);
+        channel.finishAndReleaseAll();
+        events.clear();
+
+        // A message of 10 bytes that weighs 20000: in flight, HIGH of its pending size stops counting, not 10 bytes.
+        setUp(LOW, HIGH, new FixedSizeEstimator(20000));
+        addFlushed(10);
+        buffer.setBytesInFlight(10);
+        assertUnwritable(20000 + OVERHEAD - HIGH - LOW + 1);
+        assertEquals(Arrays.asList(false), events);
+    }
+
+    @Test
+    public void partiallyCoveredMessageStillCounts() {
+        setUp();
+        ByteBuf first = addFlushed(3000);
+        ByteBuf second = addFlushed(3000);
+        buffer.setBytesInFlight(4000);
+        // Only the first message is in flight.
+        assertWritable(HIGH - (3000 + OVERHEAD) + 1);
+        // The write took 4000 bytes: the first message is gone, the second is 1000 bytes in.
+        buffer.removeBytes(4000);
+        assertEquals(0, first.refCnt());
+        assertEquals(1000, second.readerIndex());
+        buffer.setBytesInFlight(0);
+        assertEquals(3000 + OVERHEAD, buffer.totalPendingWriteBytes());
+        assertWritable(HIGH - (3000 + OVERHEAD) + 1);
+        // The remaining 2000 bytes go out in the next write: the second message is in flight now.
+        buffer.setBytesInFlight(2000);
+        assertWritable(HIGH + 1);
+        assertEquals(Arrays.asList(), events);
     }
 
     @Test
     public void hysteresisAppliesToCountedBytes() {
-        addFlushed(HIGH + 2000);
+        setUp();
+        addFlushed(3000);
+        addFlushed(3000);
+        addFlushed(4000);
+        // 10000 + 3 x OVERHEAD pending.
+        assertUnwritable(10000 + 3 * OVERHEAD - LOW + 1);
+        // First message in flight: 7000 + 2 x OVERHEAD count, between the marks: stays unwritable.
+        buffer.setBytesInFlight(3000);
+        assertUnwritable(7000 + 2 * OVERHEAD - LOW + 1);
+        // Two in flight: 4000 + OVERHEAD count, not below the low mark.
+        buffer.setBytesInFlight(6000);
+        assertUnwritable(4000 + OVERHEAD - LOW + 1);
+        // All in flight: the high mark of their pending size stops counting, 10000 + 3 x OVERHEAD - HIGH count.
+        buffer.setBytesInFlight(10000);
+        assertWritable(HIGH - (10000 + 3 * OVERHEAD - HIGH) + 1);
+        // Back to the first one in flight, between the marks: stays writable.
+        buffer.setBytesInFlight(3000);
+        assertWritable(HIGH - (7000 + 2 * OVERHEAD) + 1);
+        // None in flight: above the high mark.
+        buffer.setBytesInFlight(0);
+        assertUnwritable(10000 + 3 * OVERHEAD - LOW + 1);
+        assertEquals(Arrays.asList(false, true, false), events);
+    }
+
+    /** The exact edge of the bound: a single flush of a pending size of HIGH + LOW or more stays unwritable. */
+    @Test
+    public void singleFlushBelowHighPlusLowBecomesWritable() {
+        setUp();
+        addFlushed(HIGH + LOW - 1 - OVERHEAD);
         assertFalse(buffer.isWritable());
-        // Counted bytes between the marks: stays unwritable.
-        buffer.incrementInFlightBytes(5000);
-        assertFalse(buffer.isWritable());
-        assertConsistent();
-        // Below the low mark: writable.
-        buffer.incrementInFlightBytes(HIGH - 5000);
-        assertTrue(buffer.isWritable());
-        assertConsistent();
-        // Back between the marks: stays writable.
-        buffer.decrementInFlightBytes(2500);
-        assertTrue(counted() > LOW && counted() < HIGH);
-        assertTrue(buffer.isWritable());
-        assertConsistent();
-        // Above the high mark: unwritable.
-        buffer.decrementInFlightBytes(buffer.inFlightBytes());
-        assertFalse(buffer.isWritable());
-        assertConsistent();
-        assertEquals(listOf(false, true, false), events);
+        buffer.setBytesInFlight(HIGH + LOW - 1 - OVERHEAD);
+        assertWritable(HIGH - (LOW - 1) + 1);
+        assertEquals(Arrays.asList(false, true), events);
     }
 
     @Test
-    public void partialCompletionCountsTheRestAgain() {
-        ByteBuf first = addFlushed(3000);
-        ByteBuf second = addFlushed(3000);
-        buffer.incrementInFlightBytes(6000);
-        assertTrue(buffer.isWritable());
-        // 4000 bytes written: the first message is gone, the second is 1000 bytes in and counts again.
-        buffer.completeInFlightBytes(6000, 4000);
-        assertEquals(0, first.refCnt());
-        assertEquals(1000, second.readerIndex());
-        assertEquals(0, buffer.inFlightBytes());
-        assertEquals(3000 + OVERHEAD, buffer.totalPendingWriteBytes());
-        assertTrue(buffer.isWritable());
-        assertConsistent();
-        assertEquals(listOf(), events);
-    }
-
-    @Test
-    public void partialCompletionAboveHighMarkMakesUnwritable() {
-        addFlushed(HIGH + 1000);
-        buffer.incrementInFlightBytes(HIGH + 1000);
-        assertTrue(buffer.isWritable());
-        buffer.completeInFlightBytes(HIGH + 1000, 500);
+    public void singleFlushOfHighPlusLowStaysUnwritable() {
+        setUp();
+        addFlushed(HIGH + LOW - OVERHEAD);
         assertFalse(buffer.isWritable());
-        assertConsistent();
-        assertEquals(listOf(false, true, false), events);
-    }
-
-    /**
-     * Unwritable, with a message in flight and more behind it: a completion that writes everything in flight leaves
-     * the channel unwritable without an event, where removing the written bytes before the in-flight ones count
-     * again would make it writable and then unwritable.
-     */
-    @Test
-    public void completionUpdatesWritabilityOnce() {
-        addFlushed(HIGH);
-        addFlushed(2 * HIGH);
-        assertFalse(buffer.isWritable());
-        buffer.incrementInFlightBytes(HIGH);
-        assertFalse(buffer.isWritable());
-        buffer.completeInFlightBytes(HIGH, HIGH);
-        assertFalse(buffer.isWritable());
-        assertConsistent();
-        assertEquals(listOf(false), events);
+        buffer.setBytesInFlight(HIGH + LOW - OVERHEAD);
+        assertUnwritable(1);
+        buffer.removeBytes(HIGH + LOW - OVERHEAD);
+        buffer.setBytesInFlight(0);
+        assertWritable(HIGH + 1);
+        assertEquals(Arrays.asList(false, true), events);
     }
 
     /**
-     * Writable between the marks with a message in flight: a completion that writes it all stays writable, where
-     * counting the in-flight bytes again before removing the written ones would flip it to unwritable, for good.
+     * Marks 32/64 KiB. A 64 KiB write is in flight, its promise's listener writes 1 byte, and 40 KiB are flushed
+     * behind it. When the write completes, the listener must see the completed bytes still in flight, not counted
+     * again: the channel stays writable, as on a transport that writes synchronously.
      */
     @Test
-    public void fullCompletionBetweenMarksStaysWritable() {
-        addFlushed(HIGH + 1000);
-        buffer.incrementInFlightBytes(HIGH + 1000);
-        addFlushed(LOW + 100);
-        assertTrue(buffer.isWritable());
-        buffer.completeInFlightBytes(HIGH + 1000, HIGH + 1000);
-        assertTrue(buffer.isWritable());
-        assertEquals(LOW + 100 + OVERHEAD, buffer.totalPendingWriteBytes());
-        assertConsistent();
-        assertEquals(listOf(false, true), events);
+    public void listenerThatWritesDuringCompletionSeesTheWriteInFlight() {
+        setUp(32 * 1024, 64 * 1024, null);
+        final List<Boolean> seenByListener = new ArrayList<Boolean>();
+        ChannelPromise promise = channel.newPromise();
+        promise.addListener(new ChannelFutureListener() {
+            @Override
+            public void operationComplete(ChannelFuture future) {
+                seenByListener.add(future.channel().isWritable());
+                future.channel().write(Unpooled.buffer(1).writeZero(1));
+                seenByListener.add(future.channel().isWritable());
+            }
+        });
+        addFlushed(64 * 1024, promise);
+        buffer.setBytesInFlight(64 * 1024);
+        addFlushed(40 * 1024);
+        // In flight: 64 KiB of the first entry's pending size stop counting, 40 KiB and two overheads count.
+        assertWritable(64 * 1024 - (40 * 1024 + 2 * OVERHEAD) + 1);
+
+        buffer.removeBytes(64 * 1024);
+        buffer.setBytesInFlight(0);
+        assertEquals(Arrays.asList(true, true), seenByListener);
+        assertEquals(40 * 1024 + 1 + 2 * OVERHEAD, buffer.totalPendingWriteBytes());
+        assertEquals(41153, buffer.totalPendingWriteBytes());
+        assertWritable(64 * 1024 - 41153 + 1);
+        // Unwritable when the 64 KiB were added, writable once they were in flight; nothing since.
+        assertEquals(Arrays.asList(false, true), events);
+    }
+
+    /** A listener of an in-flight message that fails the rest (closes the channel) leaves nothing in flight. */
+    @Test
+    public void listenerThatClosesDuringCompletion() throws Exception {
+        setUp();
+        ChannelPromise promise = channel.newPromise();
+        promise.addListener(ChannelFutureListener.CLOSE);
+        addFlushed(1000, promise);
+        ByteBuf second = addFlushed(HIGH);
+        buffer.setBytesInFlight(1000 + HIGH);
+        buffer.removeBytes(1000);
+        assertFalse(channel.isOpen());
+        assertEquals(0, second.refCnt());
+        assertEquals(0, buffer.totalPendingWriteBytes());
+        buffer.setBytesInFlight(0);
+        assertEquals(0, buffer.totalPendingWriteBytes());
     }
 
     @Test
     public void failedWriteCountsItsBytesAgain() {
+        setUp();
         addFlushed(HIGH + 1000);
-        buffer.incrementInFlightBytes(HIGH + 1000);
-        assertTrue(buffer.isWritable());
-        buffer.decrementInFlightBytes(HIGH + 1000);
-        assertFalse(buffer.isWritable());
-        assertEquals(HIGH + 1000 + OVERHEAD, buffer.totalPendingWriteBytes());
-        assertConsistent();
-        assertEquals(listOf(false, true, false), events);
+        buffer.setBytesInFlight(HIGH + 1000);
+        assertWritable(HIGH - (1000 + OVERHEAD) + 1);
+        buffer.setBytesInFlight(0);
+        assertUnwritable(HIGH + 1000 + OVERHEAD - LOW + 1);
+        assertEquals(Arrays.asList(false, true, false), events);
     }
 
     /** In-flight bytes beyond the high water mark still count. */
     @Test
-    public void atMostTheHighWaterMarkOfInFlightBytesStopsCounting() {
+    public void atMostTheHighWaterMarkStopsCounting() {
+        setUp();
         addFlushed(4 * HIGH);
-        buffer.incrementInFlightBytes(4 * HIGH);
-        assertFalse(buffer.isWritable());
-        assertEquals(3 * HIGH + OVERHEAD - LOW + 1, buffer.bytesBeforeWritable());
-        assertConsistent();
+        buffer.setBytesInFlight(4 * HIGH);
+        assertUnwritable(3 * HIGH + OVERHEAD - LOW + 1);
+        assertEquals(Arrays.asList(false), events);
+    }
+
+    /** More bytes than the flushed messages hold: assertion in tests; the buffer keeps what it can account for. */
+    @Test
+    public void moreBytesThanFlushedIsClampedAndAsserted() {
+        setUp();
+        addFlushed(HIGH);
+        buffer.addMessage(Unpooled.buffer(100).writeZero(100), 100, channel.newPromise());
+        // HIGH + 1 bytes but only HIGH are flushed: the flushed message is in flight, the unflushed one is not.
+        assertThrows(AssertionError.class, () -> buffer.setBytesInFlight(HIGH + 1));
+        // HIGH of the first entry's pending size stops counting: its overhead and the unflushed entry count.
+        assertWritable(HIGH - (100 + 2 * OVERHEAD) + 1);
+        assertThrows(AssertionError.class, () -> buffer.setBytesInFlight(-1));
+        // Nothing in flight after a negative count.
+        assertUnwritable(HIGH + 100 + 2 * OVERHEAD - LOW + 1);
     }
 
     /**
-     * The memory bound: a handler that writes 1000-byte messages while the channel is writable, and a transport
-     * that puts everything flushed in flight in one write that completes after 10 bytes each time (a slow peer):
-     * the buffer never holds more than twice the high water mark plus one message.
+     * The memory bound: a handler that writes 1000-byte messages while the channel is writable, and a transport that
+     * submits everything flushed in one write which takes 10 bytes each time (a slow peer): the buffer never holds
+     * more than twice the high water mark plus one message.
      */
     @Test
     public void memoryStaysBoundedWithSlowCompletions() {
+        setUp();
         long readable = 0;
         long maxPending = 0;
         for (int cycle = 0; cycle < 1000; cycle++) {
@@ -248,55 +345,156 @@ public class ChannelOutboundBufferInFlightTest {
                 readable += 1000;
                 maxPending = Math.max(maxPending, buffer.totalPendingWriteBytes());
             }
-            if (buffer.inFlightBytes() > 0) {
-                buffer.completeInFlightBytes(buffer.inFlightBytes(), 10);
-                readable -= 10;
-            }
-            buffer.incrementInFlightBytes(readable);
-            assertConsistent();
+            buffer.removeBytes(10);
+            readable -= 10;
+            buffer.setBytesInFlight(readable);
         }
         assertTrue(maxPending <= 2 * HIGH + 1000 + OVERHEAD, "max pending " + maxPending);
-        assertTrue(maxPending > HIGH, "max pending " + maxPending);
-    }
-
-    @Test
-    public void inFlightBytesNeverNegative() {
-        addFlushed(100);
-        buffer.incrementInFlightBytes(100);
-        assertThrows(IllegalArgumentException.class, () -> buffer.decrementInFlightBytes(101));
-        assertThrows(IllegalArgumentException.class, () -> buffer.completeInFlightBytes(101, 0));
-        assertThrows(IllegalArgumentException.class, () -> buffer.incrementInFlightBytes(-1));
-        assertThrows(IllegalArgumentException.class, () -> buffer.decrementInFlightBytes(-1));
-        assertEquals(100, buffer.inFlightBytes());
-        buffer.incrementInFlightBytes(0);
-        buffer.decrementInFlightBytes(0);
-        assertEquals(100, buffer.inFlightBytes());
-        buffer.completeInFlightBytes(100, 100);
-        assertEquals(0, buffer.inFlightBytes());
-        assertConsistent();
+        assertTrue(maxPending > HIGH + LOW, "max pending " + maxPending);
     }
 
     @Test
     public void closeForgetsInFlightBytes() throws Exception {
+        setUp();
         ByteBuf buf = addFlushed(2 * HIGH);
-        buffer.incrementInFlightBytes(2 * HIGH);
+        buffer.setBytesInFlight(2 * HIGH);
         channel.close().sync();
-        assertEquals(0, buffer.inFlightBytes());
         assertEquals(0, buffer.totalPendingWriteBytes());
         assertEquals(0, buf.refCnt());
+        assertEquals(0, buffer.bytesBeforeWritable());
     }
 
     /**
-     * Bytes added and removed by other threads (as writes from outside the event loop do) while the event loop puts
-     * bytes in and out of flight, on a channel registered to a real event loop.
+     * Random writes, in-flight changes and completions against a model of the buffer kept by this test: per entry its
+     * readable bytes and pending size, the in-flight prefix, and the hysteresis of the water marks.
      */
     @Test
-    public void concurrentIncrementsFromOtherThreads() throws Exception {
-        final int threads = 4;
-        final int rounds = 20000;
+    public void randomOperationsMatchModel() {
+        setUp();
+        Random random = new Random(42);
+        Model model = new Model();
+        for (int step = 0; step < 20000; step++) {
+            int op = random.nextInt(3);
+            if (op == 0) {
+                int size = random.nextInt(3000);
+                addFlushed(size);
+                model.entries.add(new long[] {size, size + OVERHEAD});
+                model.update(false, true);
+            } else if (op == 1) {
+                long bytes = (long) (random.nextDouble() * (model.readable(model.entries.size()) + 1));
+                buffer.setBytesInFlight(bytes);
+                model.setInFlight(bytes);
+                model.update(true, true);
+            } else {
+                // A completion: writes some of what is in flight, then nothing is in flight.
+                long written = (long) (random.nextDouble() * (model.readable(model.inFlight) + 1));
+                buffer.removeBytes(written);
+                model.remove(written);
+                model.update(true, false);
+                buffer.setBytesInFlight(0);
+                model.inFlight = 0;
+                model.update(true, true);
+            }
+            assertEquals(model.pending(), buffer.totalPendingWriteBytes(), "step " + step);
+            long counted = model.counted();
+            if (model.writable) {
+                assertWritable(Math.max(0, HIGH - counted + 1));
+            } else {
+                assertUnwritable(Math.max(0, counted - LOW + 1));
+            }
+        }
+        assertEquals(model.events, events);
+        assertTrue(model.events.size() > 100, "events " + model.events.size());
+    }
+
+    /** What the test expects of the buffer. */
+    private static final class Model {
+        final List<long[]> entries = new ArrayList<long[]>(); // {readable bytes, pending size}
+        final List<Boolean> events = new ArrayList<Boolean>();
+        int inFlight;
+        boolean writable = true;
+
+        long readable(int count) {
+            long sum = 0;
+            for (int i = 0; i < count; i++) {
+                sum += entries.get(i)[0];
+            }
+            return sum;
+        }
+
+        long pending() {
+            long sum = 0;
+            for (long[] e : entries) {
+                sum += e[1];
+            }
+            return sum;
+        }
+
+        long counted() {
+            long inFlightSize = 0;
+            for (int i = 0; i < inFlight; i++) {
+                inFlightSize += entries.get(i)[1];
+            }
+            return pending() - Math.min(inFlightSize, HIGH);
+        }
+
+        void setInFlight(long bytes) {
+            inFlight = 0;
+            if (bytes > 0) {
+                long left = bytes;
+                for (long[] e : entries) {
+                    if (e[0] > left) {
+                        break;
+                    }
+                    left -= e[0];
+                    inFlight++;
+                }
+            }
+        }
+
+        void remove(long written) {
+            long left = written;
+            while (!entries.isEmpty() && entries.get(0)[0] <= left) {
+                left -= entries.remove(0)[0];
+                inFlight = Math.max(0, inFlight - 1);
+            }
+            if (left > 0) {
+                entries.get(0)[0] -= left;
+            }
+        }
+
+        void update(boolean mayBecomeWritable, boolean mayBecomeUnwritable) {
+            long counted = counted();
+            if (writable && mayBecomeUnwritable && counted > HIGH) {
+                writable = false;
+                events.add(false);
+            } else if (!writable && mayBecomeWritable && counted < LOW) {
+                writable = true;
+                events.add(true);
+            }
+        }
+    }
+
+    /**
+     * Other threads add and remove pending bytes (as writes from outside the event loop do) while the event loop puts
+     * a message in and out of flight, on a channel registered to a real event loop. After each round, once the threads
+     * are done and queued events ran, writability and the counts are exact, and the channel saw an odd number of
+     * events if its writability changed in the round, else an even one, the last showing the current state. (One
+     * event per change is not checked: upstream fires the events of other threads later, and the handler reads
+     * {@code isWritable()} when it runs.)
+     * <p>
+     * Each thread ends its part of a round with an update in the direction the round moves the channel, so that a
+     * stale decision of another thread is always followed by one that sees the final state.
+     */
+    @Test
+    public void inFlightChangesRaceWithOtherThreads() throws Exception {
+        final int threads = 3;
+        final int noise = 1000;
+        final int rounds = 400;
+        final int perRound = 200;
         EventLoopGroup group = new DefaultEventLoopGroup(1);
+        final List<Boolean> loopEvents = new ArrayList<Boolean>();
         try {
-            final List<Boolean> loopEvents = new ArrayList<Boolean>();
             final Channel local = new LocalChannel();
             local.pipeline().addLast(new ChannelInboundHandlerAdapter() {
                 @Override
@@ -307,80 +505,136 @@ public class ChannelOutboundBufferInFlightTest {
             local.config().setWriteBufferWaterMark(new WriteBufferWaterMark(LOW, HIGH));
             group.register(local).sync();
             final ChannelOutboundBuffer localBuffer = local.unsafe().outboundBuffer();
+            // One flushed message of HIGH bytes: HIGH + OVERHEAD pending, unwritable; in flight, OVERHEAD count.
             local.eventLoop().submit(new Runnable() {
                 @Override
                 public void run() {
-                    ByteBuf buf = Unpooled.buffer(HIGH).writeZero(HIGH);
-                    localBuffer.addMessage(buf, HIGH, local.newPromise());
+                    localBuffer.addMessage(Unpooled.buffer(HIGH).writeZero(HIGH), HIGH, local.newPromise());
                     localBuffer.addFlush();
                 }
             }).sync();
+            assertFalse(local.isWritable());
 
-            final CountDownLatch done = new CountDownLatch(threads);
+            final CyclicBarrier start = new CyclicBarrier(threads + 1);
+            final CyclicBarrier end = new CyclicBarrier(threads + 1);
+            final boolean[] toWritable = new boolean[1];
+            List<Thread> workers = new ArrayList<Thread>();
+            final List<Throwable> failures = new ArrayList<Throwable>();
             for (int t = 0; t < threads; t++) {
-                new Thread(new Runnable() {
+                Thread worker = new Thread(new Runnable() {
                     @Override
                     public void run() {
                         try {
-                            for (int i = 0; i < rounds; i++) {
-                                localBuffer.incrementPendingOutboundBytes(1000);
-                                localBuffer.decrementPendingOutboundBytes(1000);
+                            for (int r = 0; r < rounds; r++) {
+                                start.await();
+                                // Rounds that make the channel writable end each pair with a decrement (which may
+                                // set it writable), the others with an increment (which may set it unwritable).
+                                boolean up = toWritable[0];
+                                for (int i = 0; i < perRound; i++) {
+                                    if (up) {
+                                        localBuffer.incrementPendingOutboundBytes(noise);
+                                        localBuffer.decrementPendingOutboundBytes(noise);
+                                    } else {
+                                        localBuffer.decrementPendingOutboundBytes(noise);
+                                        localBuffer.incrementPendingOutboundBytes(noise);
+                                    }
+                                }
+                                end.await();
                             }
-                        } finally {
-                            done.countDown();
+                        } catch (Throwable cause) {
+                            synchronized (failures) {
+                                failures.add(cause);
+                            }
                         }
                     }
-                }).start();
+                });
+                worker.start();
+                workers.add(worker);
             }
-            final List<String> violations = new ArrayList<String>();
-            while (done.getCount() > 0) {
-                local.eventLoop().submit(new Runnable() {
+
+            boolean writable = false;
+            // The event of the setup (unwritable) is not part of any round.
+            int checkedEvents = local.eventLoop().submit(() -> loopEvents.size()).get(10, TimeUnit.SECONDS);
+            assertEquals(1, checkedEvents);
+            for (int r = 0; r < rounds; r++) {
+                final boolean up = !writable;
+                toWritable[0] = up;
+                if (!up) {
+                    // The decrements of this round need bytes to take: add them first, while nothing races.
+                    local.eventLoop().submit(new Runnable() {
+                        @Override
+                        public void run() {
+                            localBuffer.incrementPendingOutboundBytes(threads * noise);
+                        }
+                    }).sync();
+                }
+                start.await(10, TimeUnit.SECONDS);
+                Future<?> step = local.eventLoop().submit(new Runnable() {
                     @Override
                     public void run() {
-                        for (int i = 0; i < 100; i++) {
-                            localBuffer.incrementInFlightBytes(HIGH);
-                            if (localBuffer.inFlightBytes() > localBuffer.totalPendingWriteBytes()) {
-                                violations.add("in flight " + localBuffer.inFlightBytes() + " > pending "
-                                        + localBuffer.totalPendingWriteBytes());
-                            }
-                            localBuffer.decrementInFlightBytes(HIGH);
-                        }
+                        localBuffer.setBytesInFlight(up ? HIGH : 0);
                     }
-                }).sync();
-            }
-            assertTrue(done.await(30, TimeUnit.SECONDS));
-            // Settle: let queued writability events run, then compare the final state.
-            local.eventLoop().submit(new Runnable() {
-                @Override
-                public void run() {
+                });
+                end.await(10, TimeUnit.SECONDS);
+                step.sync();
+                if (!up) {
+                    local.eventLoop().submit(new Runnable() {
+                        @Override
+                        public void run() {
+                            localBuffer.decrementPendingOutboundBytes(threads * noise);
+                        }
+                    }).sync();
                 }
-            }).sync();
-            local.eventLoop().submit(new Runnable() {
-                @Override
-                public void run() {
+                writable = up;
+                final boolean expected = writable;
+                final int from = checkedEvents;
+                // Queued events ran before this task: it was submitted after every change of the round.
+                Integer seen = local.eventLoop().submit(() -> {
+                    assertEquals(expected, localBuffer.isWritable());
                     assertEquals(HIGH + OVERHEAD, localBuffer.totalPendingWriteBytes());
-                    assertEquals(0, localBuffer.inFlightBytes());
-                    // Counted bytes are at HIGH + OVERHEAD: a final in-flight increment must make it writable.
-                    localBuffer.incrementInFlightBytes(HIGH);
-                    assertTrue(localBuffer.isWritable());
-                    assertEquals(HIGH - OVERHEAD + 1, localBuffer.bytesBeforeUnwritable());
-                    localBuffer.completeInFlightBytes(HIGH, HIGH);
-                    assertEquals(0, localBuffer.totalPendingWriteBytes());
+                    assertEquals(expected ? HIGH - OVERHEAD + 1 : 0, localBuffer.bytesBeforeUnwritable());
+                    assertEquals(expected ? 0 : HIGH + OVERHEAD - LOW + 1, localBuffer.bytesBeforeWritable());
+                    int count = loopEvents.size() - from;
+                    assertEquals(1, count % 2, "events of round: " + loopEvents.subList(from, loopEvents.size()));
+                    assertEquals(expected, loopEvents.get(loopEvents.size() - 1));
+                    return loopEvents.size();
+                }).get(10, TimeUnit.SECONDS);
+                checkedEvents = seen;
+            }
+            for (Thread worker : workers) {
+                worker.join(10000);
+            }
+            assertEquals(Arrays.asList(), failures);
+            local.eventLoop().submit(new Runnable() {
+                @Override
+                public void run() {
+                    localBuffer.setBytesInFlight(HIGH);
+                    localBuffer.removeBytes(HIGH);
+                    localBuffer.setBytesInFlight(0);
                 }
             }).sync();
-            assertEquals(listOf(), violations);
-            assertTrue(loopEvents.size() > 0);
+            assertEquals(0, localBuffer.totalPendingWriteBytes());
             local.close().sync();
         } finally {
             group.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
         }
     }
 
-    private static List<Object> listOf(Object... values) {
-        List<Object> list = new ArrayList<Object>();
-        for (Object v : values) {
-            list.add(v);
+    private static final class FixedSizeEstimator implements MessageSizeEstimator {
+        private final int size;
+
+        FixedSizeEstimator(int size) {
+            this.size = size;
         }
-        return list;
+
+        @Override
+        public Handle newHandle() {
+            return new Handle() {
+                @Override
+                public int size(Object msg) {
+                    return size;
+                }
+            };
+        }
     }
 }
