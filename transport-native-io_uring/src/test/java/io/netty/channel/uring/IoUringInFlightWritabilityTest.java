@@ -42,6 +42,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.ByteArrayInputStream;
 import java.io.File;
@@ -70,7 +72,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 public class IoUringInFlightWritabilityTest {
     private static final int LOW = 32 * 1024;
     private static final int HIGH = 64 * 1024;
-    private static final int OVERHEAD = 96;
+    /** ChannelOutboundBuffer's per-message overhead, as the JVM is configured. */
+    private static final int OVERHEAD = Integer.getInteger("io.netty.transport.outboundBufferEntrySizeOverhead", 96);
     /** The process default, from the property as the build sets it for this JVM. */
     private static final boolean FEATURE = !"false".equals(System.getProperty("io.netty.iouring.inFlightWritability"));
 
@@ -246,12 +249,13 @@ public class IoUringInFlightWritabilityTest {
             sink.expected = total;
             long expectedCrc = crc(bufs);
             final long written = total;
+            final List<ChannelFuture> writes = new ArrayList<ChannelFuture>();
             SameTask seen = onLoop(client, new Callable<SameTask>() {
                 @Override
                 public SameTask call() {
                     SameTask seen = new SameTask();
                     for (ByteBuf buf : bufs) {
-                        client.write(buf);
+                        writes.add(client.write(buf));
                     }
                     seen.writableAfterWrite = client.isWritable();
                     client.flush();
@@ -280,6 +284,11 @@ public class IoUringInFlightWritabilityTest {
                 assertEquals(listOf(false), seen.events);
             }
             assertEquals(expectedCrc, (long) sink.done.get(30, TimeUnit.SECONDS));
+            // The peer may have every byte before the client processed the completion: wait for the promises.
+            for (ChannelFuture write : writes) {
+                assertTrue(write.await(30, TimeUnit.SECONDS));
+                assertTrue(write.isSuccess());
+            }
             // Completion processed: nothing pending, nothing in flight, writable; one event per flip.
             SameTask after = onLoop(client, new Callable<SameTask>() {
                 @Override
@@ -374,20 +383,23 @@ public class IoUringInFlightWritabilityTest {
         final WritabilityRecorder recorder = (WritabilityRecorder) bootstrap.config().handler();
         final Channel client = bootstrap.connect(server.localAddress()).sync().channel();
         final List<Boolean> seenByListener = new ArrayList<Boolean>();
+        final CompletableFuture<ChannelFuture> oneByte = new CompletableFuture<ChannelFuture>();
         try {
-            onLoop(client, () -> {
+            ChannelFuture last = onLoop(client, () -> {
                 client.writeAndFlush(data(HIGH, 1)).addListener(f -> {
                     check(client, recorder.violations);
                     seenByListener.add(client.isWritable());
-                    client.writeAndFlush(data(1, 2));
+                    oneByte.complete(client.writeAndFlush(data(1, 2)));
                     check(client, recorder.violations);
                     seenByListener.add(client.isWritable());
                 });
-                client.writeAndFlush(data(40 * 1024, 3));
+                ChannelFuture f = client.writeAndFlush(data(40 * 1024, 3));
                 check(client, recorder.violations);
-                return null;
+                return f;
             });
             sink.done.get(30, TimeUnit.SECONDS);
+            assertTrue(last.await(30, TimeUnit.SECONDS));
+            assertTrue(oneByte.get(30, TimeUnit.SECONDS).await(30, TimeUnit.SECONDS));
             onLoop(client, () -> {
                 assertEquals(0, client.unsafe().outboundBuffer().totalPendingWriteBytes());
                 return null;
@@ -409,13 +421,13 @@ public class IoUringInFlightWritabilityTest {
 
     /**
      * ChunkedWriteHandler writes its next chunks from the listener of the previous one's promise when the channel is
-     * writable there: 8 MiB in 40 KiB chunks, every chunk's completion checked from a listener that runs before
-     * ChunkedWriteHandler's, every byte checked at the peer.
+     * writable there: 2 MiB in chunks smaller and larger than the water marks, every chunk's completion checked from a
+     * listener that runs before ChunkedWriteHandler's, every byte checked at the peer.
      */
-    @Test
-    public void chunkedWriteHandler() throws Exception {
-        final int total = 8 * 1024 * 1024;
-        final int chunkSize = 40 * 1024;
+    @ParameterizedTest
+    @ValueSource(ints = {16 * 1024, 24 * 1024, 40 * 1024, 48 * 1024, 100 * 1024})
+    public void chunkedWriteHandler(final int chunkSize) throws Exception {
+        final int total = 2 * 1024 * 1024 + 1000;
         byte[] content = new byte[total];
         for (int i = 0; i < total; i++) {
             content[i] = (byte) (i * 17 + i / 1000);
@@ -474,6 +486,7 @@ public class IoUringInFlightWritabilityTest {
         final AtomicLong maxPending = new AtomicLong();
         final List<String> violations = new ArrayList<String>();
         final CRC32 sent = new CRC32();
+        final CompletableFuture<ChannelFuture> lastWrite = new CompletableFuture<ChannelFuture>();
         final WritabilityRecorder recorder = new WritabilityRecorder() {
             long written;
             int seed;
@@ -500,7 +513,10 @@ public class IoUringInFlightWritabilityTest {
                     buf.getBytes(0, bytes);
                     sent.update(bytes);
                     written += messageSize;
-                    ctx.writeAndFlush(buf);
+                    ChannelFuture write = ctx.writeAndFlush(buf);
+                    if (written == total) {
+                        lastWrite.complete(write);
+                    }
                     maxPending.accumulateAndGet(ctx.channel().unsafe().outboundBuffer().totalPendingWriteBytes(),
                             Math::max);
                     check(ctx.channel(), violations);
@@ -511,12 +527,17 @@ public class IoUringInFlightWritabilityTest {
                 .connect(server.localAddress()).sync().channel();
         try {
             long receivedCrc = sink.done.get(60, TimeUnit.SECONDS);
-            assertEquals(sent.getValue(), receivedCrc);
-            assertEquals(listOf(), violations);
-            assertEquals(listOf(), recorder.violations);
-            assertFalse(recorder.events.isEmpty());
-            long bound = (FEATURE ? 2L : 1L) * HIGH + messageSize + 96;
+            // The lists are written on the event loop: read them there.
+            onLoop(client, () -> {
+                assertEquals(sent.getValue(), receivedCrc);
+                assertEquals(listOf(), violations);
+                assertEquals(listOf(), recorder.violations);
+                assertFalse(recorder.events.isEmpty());
+                return null;
+            });
+            long bound = (FEATURE ? 2L : 1L) * HIGH + messageSize + OVERHEAD;
             assertTrue(maxPending.get() <= bound, "max pending " + maxPending.get() + " > " + bound);
+            assertTrue(lastWrite.get(30, TimeUnit.SECONDS).await(30, TimeUnit.SECONDS));
             onLoop(client, () -> {
                 assertEquals(0, client.unsafe().outboundBuffer().totalPendingWriteBytes());
                 assertEquals(HIGH + 1, client.bytesBeforeUnwritable());
