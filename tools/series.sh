@@ -96,12 +96,16 @@ cmd_apply() {
   echo "series: $module: applied $n patch(es) from $PATCH_DIR"
 }
 
+# The upstream sources jar of a patched module, resolved by Maven (so from the local repository Maven is configured
+# with: settings.xml, or -Dmaven.repo.local in MAVEN_ARGS) and copied to target/upstream-sources.
 sources_jar() {
-  local artifact=netty-$1 version=$2 jar
-  jar=$HOME/.m2/repository/io/netty/$artifact/$version/$artifact-$version-sources.jar
+  local artifact=netty-$1 version=$2 dir jar
+  dir=$TOP/target/upstream-sources
+  jar=$dir/$artifact-$version-sources.jar
   if [ ! -f "$jar" ]; then
-    "$TOP/mvnw" -q -B dependency:get -Dtransitive=false "-Dartifact=io.netty:$artifact:$version:jar:sources" >&2 \
-      || die "cannot resolve io.netty:$artifact:$version:sources"
+    (cd "$TOP" && ./mvnw -q -B -N dependency:copy "-Dartifact=io.netty:$artifact:$version:jar:sources" \
+      "-DoutputDirectory=$dir") >&2 || die "Maven cannot resolve io.netty:$artifact:$version:jar:sources"
+    [ -f "$jar" ] || die "Maven did not copy io.netty:$artifact:$version:jar:sources to $jar"
   fi
   echo "$jar"
 }

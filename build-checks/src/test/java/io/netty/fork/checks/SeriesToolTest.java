@@ -24,8 +24,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -155,6 +160,52 @@ class SeriesToolTest {
         return root;
     }
 
+    /**
+     * The tool finds the upstream sources through Maven, never through {@code $HOME}: with HOME an empty folder and a
+     * local repository of its own (which reads what it lacks from the build's, as Maven's chained local repository
+     * does), materialise works and writes nothing under HOME.
+     */
+    @Test
+    void materialiseAsksMavenNotHome(@TempDir Path tmp) throws Exception {
+        Path home = Files.createDirectories(tmp.resolve("home"));
+        Path repo = tmp.resolve("repo");
+        Path tree = tmp.resolve("tree");
+        Path sources = Fork.ROOT.resolve("target/upstream-sources");
+        deleteRecursively(sources);
+        Map<String, String> env = new HashMap<>();
+        env.put("HOME", home.toString());
+        // Where the wrapper keeps its Maven: as for the build, not under the empty HOME.
+        String userHome = System.getenv("MAVEN_USER_HOME");
+        env.put("MAVEN_USER_HOME", userHome != null ? userHome : System.getenv("HOME") + "/.m2");
+        env.put("MAVEN_ARGS", "-Dmaven.repo.local=" + repo + " -Dmaven.repo.local.tail=" + localRepository());
+        Result r = execWith(Fork.ROOT, env, "bash", Fork.ROOT.resolve("tools/series.sh").toString(),
+                "materialise", tree.toString());
+        assertThat(r.exit).as(r.output).isZero();
+        assertThat(tree.resolve(TARGET)).exists();
+        assertThat(sources.resolve("netty-codec-http2-" + System.getProperty("netty.base.version") + "-sources.jar"))
+                .exists();
+        try (Stream<Path> files = Files.list(home)) {
+            assertThat(files).as("files under HOME").isEmpty();
+        }
+    }
+
+    private static String localRepository() {
+        String repo = System.getProperty("fork.localRepository");
+        assertThat(repo).as("fork.localRepository (set by build-checks/pom.xml)").isNotBlank();
+        return repo;
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
+                Files.delete(p);
+            }
+        }
+    }
+
     private static Result run(Path patchDir, String... args) throws Exception {
         List<String> command = new ArrayList<>();
         command.add("bash");
@@ -164,10 +215,20 @@ class SeriesToolTest {
     }
 
     private static Result exec(Path dir, Path patchDir, String... command) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+        Map<String, String> env = new HashMap<>();
         if (patchDir != null) {
-            pb.environment().put("PATCH_DIR", patchDir.toString());
+            env.put("PATCH_DIR", patchDir.toString());
         }
+        // The tool's Maven runs use the build's local repository, wherever the build was told it is.
+        String args = System.getenv("MAVEN_ARGS");
+        env.put("MAVEN_ARGS", (args == null ? "" : args + ' ') + "-Dmaven.repo.local=" + localRepository());
+        return execWith(dir, env, command);
+    }
+
+    private static Result execWith(Path dir, Map<String, String> env, String... command)
+            throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+        pb.environment().putAll(env);
         Process p = pb.start();
         p.getOutputStream().close();
         String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
