@@ -23,6 +23,7 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
@@ -76,10 +77,13 @@ import java.util.concurrent.TimeUnit;
  * {@code retainedDuplicate()}) or as an {@code Http2MultiplexHandler} user (headers and data frames on the stream's
  * child channel). It counts, at the head of each connection's pipeline, the {@link ByteBuf}s written, their bytes
  * and the {@code DATA} frames among them, and measures its event-loop thread's CPU time. {@code GET /stats}
- * answers with those counters as text (that response is not counted as a response).
+ * answers with those counters as text (that response is not counted as a response); {@code GET /bytes/N} with a
+ * body of {@code N} bytes instead of the cached one (up to {@value #MAX_BYTES_BODY} bytes).
  */
 public final class Http2ResponseServer implements AutoCloseable {
     static final String STATS_PATH = "/stats";
+    static final String BYTES_PATH = "/bytes/";
+    static final int MAX_BYTES_BODY = 64 * 1024 * 1024;
     private static final int DATA_FRAME_TYPE = 0;
     private static final int FRAME_HEADER_LENGTH = 9;
 
@@ -171,6 +175,8 @@ public final class Http2ResponseServer implements AutoCloseable {
     private final EventLoopGroup group;
     private final Channel channel;
     private final ByteBuf body;
+    // The bodies of /bytes/N: slices of one buffer, grown on the event loop when a larger body is asked for.
+    private ByteBuf bytesBody = Unpooled.EMPTY_BUFFER;
     private final Thread eventLoopThread;
     private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     // Stateless, shared by all connections and streams.
@@ -184,11 +190,15 @@ public final class Http2ResponseServer implements AutoCloseable {
     private volatile long dataFrames;
 
     private Http2ResponseServer(Transport transport, final Distributor distributor, final Pipeline pipeline,
-                                int bodySize, SocketAddress address) throws Exception {
+                                int bodySize, SocketAddress address, int sendBufferSize) throws Exception {
         body = Unpooled.unreleasableBuffer(Unpooled.directBuffer(bodySize).writeZero(bodySize));
         group = new MultiThreadIoEventLoopGroup(1, transport.factory());
         try {
-            channel = new ServerBootstrap().group(group).channel(transport.serverChannel())
+            ServerBootstrap bootstrap = new ServerBootstrap();
+            if (sendBufferSize > 0) {
+                bootstrap.childOption(ChannelOption.SO_SNDBUF, sendBufferSize);
+            }
+            channel = bootstrap.group(group).channel(transport.serverChannel())
                     .childHandler(new ChannelInitializer<Channel>() {
                         @Override
                         protected void initChannel(Channel ch) {
@@ -212,7 +222,17 @@ public final class Http2ResponseServer implements AutoCloseable {
      */
     public static Http2ResponseServer start(Transport transport, Distributor distributor, Pipeline pipeline,
                                             int bodySize, SocketAddress address) throws Exception {
-        return new Http2ResponseServer(transport, distributor, pipeline, bodySize, address);
+        return start(transport, distributor, pipeline, bodySize, address, 0);
+    }
+
+    /**
+     * Starts a server on one event-loop thread of {@code transport}, bound to {@code address}, whose connections
+     * have a send buffer ({@code SO_SNDBUF}) of {@code sendBufferSize} bytes, or the kernel's autotuned one for 0.
+     */
+    public static Http2ResponseServer start(Transport transport, Distributor distributor, Pipeline pipeline,
+                                            int bodySize, SocketAddress address, int sendBufferSize)
+            throws Exception {
+        return new Http2ResponseServer(transport, distributor, pipeline, bodySize, address, sendBufferSize);
     }
 
     /** The address the server listens on. */
@@ -314,12 +334,26 @@ public final class Http2ResponseServer implements AutoCloseable {
         }
     }
 
-    /** The content that answers a request for {@code path}: the counters for {@code /stats}, else the body. */
+    /**
+     * The content that answers a request for {@code path}: the counters for {@code /stats}, {@code N} bytes for
+     * {@code /bytes/N}, else the body.
+     */
     private ByteBuf content(CharSequence path) {
         if (path != null && STATS_PATH.contentEquals(path)) {
             return Unpooled.copiedBuffer(stats(), CharsetUtil.US_ASCII);
         }
         responses++;
+        if (path != null && path.length() > BYTES_PATH.length()
+                && BYTES_PATH.contentEquals(path.subSequence(0, BYTES_PATH.length()))) {
+            int size = Integer.parseInt(path.subSequence(BYTES_PATH.length(), path.length()).toString());
+            if (size < 0 || size > MAX_BYTES_BODY) {
+                throw new IllegalArgumentException("body size out of range: " + path);
+            }
+            if (bytesBody.capacity() < size) {
+                bytesBody = Unpooled.unreleasableBuffer(Unpooled.directBuffer(size).writeZero(size));
+            }
+            return bytesBody.retainedSlice(0, size);
+        }
         return body.retainedDuplicate();
     }
 
@@ -358,8 +392,8 @@ public final class Http2ResponseServer implements AutoCloseable {
     /**
      * Runs the server until the process is stopped, then prints its counters:
      * {@code [--transport=NIO|EPOLL|IO_URING] [--distributor=DEFAULT|WFQ|UNIFORM_1K|UNIFORM_16K]
-     * [--pipeline=HTTP_TO_HTTP2|MULTIPLEX] [--body=BYTES] [--port=PORT]} (defaults: IO_URING, DEFAULT,
-     * HTTP_TO_HTTP2, 65536, 8080). It listens on 127.0.0.1 only.
+     * [--pipeline=HTTP_TO_HTTP2|MULTIPLEX] [--body=BYTES] [--port=PORT] [--sndbuf=BYTES]} (defaults: IO_URING,
+     * DEFAULT, HTTP_TO_HTTP2, 65536, 8080, 0: the kernel's autotuned send buffer). It listens on 127.0.0.1 only.
      */
     public static void main(String[] args) throws Exception {
         Transport transport = Transport.IO_URING;
@@ -367,6 +401,7 @@ public final class Http2ResponseServer implements AutoCloseable {
         Pipeline pipeline = Pipeline.HTTP_TO_HTTP2;
         int bodySize = 65536;
         int port = 8080;
+        int sendBufferSize = 0;
         for (String arg : args) {
             int eq = arg.indexOf('=');
             String name = eq < 0 ? arg : arg.substring(0, eq);
@@ -381,13 +416,15 @@ public final class Http2ResponseServer implements AutoCloseable {
                 bodySize = Integer.parseInt(value);
             } else if ("--port".equals(name)) {
                 port = Integer.parseInt(value);
+            } else if ("--sndbuf".equals(name)) {
+                sendBufferSize = Integer.parseInt(value);
             } else {
                 throw new IllegalArgumentException("unknown option: " + arg + " (known: --transport, --distributor, "
-                        + "--pipeline, --body, --port)");
+                        + "--pipeline, --body, --port, --sndbuf)");
             }
         }
         final Http2ResponseServer server = start(transport, distributor, pipeline, bodySize,
-                new InetSocketAddress("127.0.0.1", port));
+                new InetSocketAddress("127.0.0.1", port), sendBufferSize);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.print("final " + server.stats());
             System.out.flush();

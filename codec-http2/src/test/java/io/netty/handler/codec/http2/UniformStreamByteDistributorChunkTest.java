@@ -31,8 +31,9 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * {@link UniformStreamByteDistributor} with a one-frame minimum chunk, as the default: an allocation that is not a
- * whole number of chunks only comes from the stream's own remaining bytes or from a budget smaller than the first
- * allocation of a call, never from splitting the budget between streams or from the end of a budget.
+ * whole number of chunks only comes from the stream's own remaining bytes or from a budget smaller than one chunk
+ * (the first allocation of a call), never from splitting the budget between streams or from the end of a budget,
+ * also when one stream has the whole budget.
  */
 public class UniformStreamByteDistributorChunkTest {
 
@@ -46,7 +47,10 @@ public class UniformStreamByteDistributorChunkTest {
             "7, 65536, 200000",
             "16, 65536, 65536",
             "100, 65536, 65536",
-            "100, 65536, 8192"
+            "100, 65536, 8192",
+            "1, 65536, 65520",
+            "1, 200000, 65535",
+            "2, 65536, 49151"
     })
     public void partialChunksOnlyFromBudgetOrStream(int streams, int bodySize, int budget) throws Http2Exception {
         Http2Connection connection = new DefaultHttp2Connection(false);
@@ -126,7 +130,7 @@ public class UniformStreamByteDistributorChunkTest {
         public void write(Http2Stream stream, int numBytes) {
             Http2TestStreamState state = states.get(stream.id());
             boolean wholeChunks = numBytes > 0 && numBytes % DEFAULT_MAX_FRAME_SIZE == 0;
-            boolean restOfSmallBudget = firstInCall && numBytes == budgetLeft;
+            boolean restOfSmallBudget = firstInCall && numBytes == budgetLeft && budgetLeft < DEFAULT_MAX_FRAME_SIZE;
             boolean restOfStream = numBytes == state.pending;
             if (!wholeChunks && !restOfSmallBudget && !restOfStream) {
                 fail("stream " + stream.id() + " was given " + numBytes + " bytes with " + budgetLeft +

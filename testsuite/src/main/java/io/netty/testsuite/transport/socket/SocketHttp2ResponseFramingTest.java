@@ -56,6 +56,7 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -71,9 +72,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * HTTP/2 servers answering bursts of requests with 64 KiB bodies, as users run them: responses must leave in whole
- * DATA frames (four 16 KiB frames, one more at most for a budget that ends mid-frame) on every transport, whatever
- * the transport's write completion model, and arrive complete and intact.
+ * HTTP/2 servers answering bursts of requests with 64 KiB bodies, as users run them: every response must leave in
+ * exactly four whole 16 KiB DATA frames on every transport, whatever the transport's write completion model (the
+ * windows are large enough never to end a frame), and arrive complete and intact.
  */
 public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
     private static final int BODY_SIZE = 64 * 1024;
@@ -81,8 +82,7 @@ public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
     private static final int BURSTS = 4;
     private static final int BURST_SIZE = 16;
     private static final int BURST_INTERVAL_MILLIS = 10;
-    private static final int MAX_DATA_FRAMES = 5;
-    private static final double MIN_WHOLE_FRAMED_SHARE = 0.95;
+    private static final int DATA_FRAMES = BODY_SIZE / (16 * 1024);
     private static final int CLIENT_WINDOW = 16 * 1024 * 1024;
 
     @Test
@@ -190,12 +190,8 @@ public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
             assertTrue(errors.isEmpty(), "errors: " + errors);
 
             Map<Integer, Integer> histogram = new TreeMap<Integer, Integer>();
-            int wholeFramed = 0;
             for (int frames : framesPerResponse) {
                 histogram.merge(frames, 1, Integer::sum);
-                if (frames <= MAX_DATA_FRAMES) {
-                    wholeFramed++;
-                }
             }
             String summary = sb.config().channelFactory() + " <- " + cb.config().channelFactory() + ": "
                     + responses + " responses of " + BODY_SIZE + " bytes; DATA frames per response (frames=count): "
@@ -203,9 +199,8 @@ public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
             logger.info(summary);
             assertEquals(responses, framesPerResponse.size(), summary);
             if (expectWholeFrames()) {
-                assertTrue(wholeFramed >= MIN_WHOLE_FRAMED_SHARE * responses,
-                        "fewer than " + MIN_WHOLE_FRAMED_SHARE * 100 + "% of responses in at most "
-                                + MAX_DATA_FRAMES + " DATA frames: " + summary);
+                assertEquals(Collections.singletonMap(DATA_FRAMES, responses), histogram,
+                        "every response in " + DATA_FRAMES + " DATA frames: " + summary);
             }
         } finally {
             for (Channel ch : clients) {

@@ -1,0 +1,418 @@
+/*
+ * Copyright 2026 The Netty Project
+ *
+ * The Netty Project licenses this file to you under the Apache License,
+ * version 2.0 (the "License"); you may not use this file except in compliance
+ * with the License. You may obtain a copy of the License at:
+ *
+ *   https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+ * WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+ * License for the specific language governing permissions and limitations
+ * under the License.
+ */
+package io.netty.microbench.http2;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.handler.codec.http2.DefaultHttp2Headers;
+import io.netty.handler.codec.http2.Http2CodecUtil;
+import io.netty.handler.codec.http2.Http2Connection;
+import io.netty.handler.codec.http2.Http2ConnectionHandler;
+import io.netty.handler.codec.http2.Http2ConnectionHandlerBuilder;
+import io.netty.handler.codec.http2.Http2Exception;
+import io.netty.handler.codec.http2.Http2FrameAdapter;
+import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.handler.codec.http2.Http2Settings;
+import io.netty.microbench.http2.Http2ResponseServer.Distributor;
+import io.netty.microbench.http2.Http2ResponseServer.Pipeline;
+import io.netty.microbench.http2.Http2ResponseServer.Transport;
+import io.netty.microbench.util.AbstractMicrobenchmark;
+import io.netty.util.collection.IntObjectHashMap;
+import io.netty.util.collection.IntObjectMap;
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Small responses on connections that also stream large bodies to a slower client, as a browser page or a gRPC
+ * channel with a download and unary calls: a server on one event-loop thread of {@code transport} (see
+ * {@link Http2ResponseServer}); an h2c client (epoll, for its precise timers) holds {@code connections}
+ * connections, keeps {@code bulkStreams} bulk requests of {@value #BULK_SIZE} bytes open on each (a new one when
+ * one ends) and sends one request for {@value #SMALL_SIZE} bytes on each every 10 ms, open loop. The client reads
+ * each connection at {@code readMiBps} MiB/s (it turns reads on and off itself: traffic shaping pauses in steps of
+ * at least 10 ms, too coarse for the latencies measured), so the server really has data pending, as with a slower
+ * link. {@code socketBuffers}: {@code BOUNDED} sets the server's {@code SO_SNDBUF} and the client's
+ * {@code SO_RCVBUF} to 64 KiB so that the kernel's queue does not hide the order in which the server sends;
+ * {@code AUTOTUNED} leaves both to the kernel.
+ * <p>
+ * One operation is one tick of 10 ms; iterations of 3 s (about 600 small requests with 2 connections). Counters
+ * (rates): {@code mebibytes} the DATA payload the client received in MiB (so its rate is the goodput in MiB/s;
+ * divide the others by it for values per MiB: {@code dataFrames} DATA frames received, {@code serverCpuNanos} CPU
+ * time of the server's event-loop thread); {@code smallResponses} small responses completed ({@code smallSkipped}
+ * requests not sent because the connection was at the server's limit of concurrent streams, only while the JIT
+ * warms up); {@code smallLatencyP50Us} and {@code smallLatencyP99Us} are, per operation, the median and the 99th
+ * percentile of the small requests' latencies (send to end of stream) in the iteration, in microseconds.
+ * The benchmark compiles and runs against upstream's artifacts too.
+ */
+@State(Scope.Benchmark)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 3, time = 3)
+public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
+    private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    private static final int BULK_SIZE = 4 * 1024 * 1024;
+    private static final int SMALL_SIZE = 1024;
+    private static final int CLIENT_WINDOW = 1 << 24;
+    // What Netty's servers allow as concurrent streams by default.
+    private static final int MAX_CONCURRENT_STREAMS = 100;
+    private static final int BOUNDED_SOCKET_BUFFER = 64 * 1024;
+    /** The most bytes the client reads ahead of its rate. */
+    private static final int READ_BURST = 64 * 1024;
+
+    /** The sockets' buffers. */
+    public enum SocketBuffers {
+        BOUNDED,
+        AUTOTUNED
+    }
+
+    @Param({ "IO_URING", "NIO" })
+    public Transport transport;
+
+    @Param({ "DEFAULT", "WFQ", "UNIFORM_1K", "UNIFORM_16K" })
+    public Distributor distributor;
+
+    @Param({ "8", "64" })
+    public int bulkStreams;
+
+    @Param({ "BOUNDED", "AUTOTUNED" })
+    public SocketBuffers socketBuffers;
+
+    @Param("HTTP_TO_HTTP2")
+    public Pipeline pipeline;
+
+    @Param("100")
+    public int readMiBps;
+
+    @Param("2")
+    public int connections;
+
+    private Http2ResponseServer server;
+    private EventLoopGroup clientGroup;
+    private final List<Client> clients = new ArrayList<Client>();
+    private long nextTick;
+    private long lastCpuNanos;
+    private long lastBytes;
+    private long lastDataFrames;
+    private long lastSmallResponses;
+    private long lastSmallSkipped;
+    // Latencies of the small requests, from the clients' event loop to the benchmark thread.
+    private final Queue<Long> smallLatencies = new ConcurrentLinkedQueue<Long>();
+    // The current iteration's latencies (benchmark thread only).
+    private long[] iterationLatencies = new long[1024];
+    private int iterationLatencyCount;
+
+    // Written by the clients' event loop, read by the benchmark thread.
+    private volatile long bytes;
+    private volatile long dataFrames;
+    private volatile long smallResponses;
+    private volatile long smallSkipped;
+    private volatile boolean running;
+
+    /** Per-operation costs, reported as rates. */
+    @AuxCounters(AuxCounters.Type.OPERATIONS)
+    @State(Scope.Thread)
+    public static class Costs {
+        public double mebibytes;
+        public long dataFrames;
+        public long serverCpuNanos;
+        public long smallResponses;
+        public long smallSkipped;
+        public double smallLatencyP50Us;
+        public double smallLatencyP99Us;
+        long ticks;
+
+        @Setup(Level.Iteration)
+        public void reset() {
+            mebibytes = 0;
+            dataFrames = 0;
+            serverCpuNanos = 0;
+            smallResponses = 0;
+            smallSkipped = 0;
+            smallLatencyP50Us = 0;
+            smallLatencyP99Us = 0;
+            ticks = 0;
+        }
+    }
+
+    /**
+     * Reads a connection at most at {@code readMiBps}: the channel does not read on its own, this handler (first in
+     * the pipeline) asks for every read, and ignores the handlers behind it asking for more (a decoder does whenever a
+     * read gave it no message).
+     */
+    private final class ReadPacer extends ChannelDuplexHandler {
+        private final double bytesPerNano = readMiBps * 1024.0 * 1024.0 / TimeUnit.SECONDS.toNanos(1);
+        private final Runnable read = this::read;
+        private ChannelHandlerContext ctx;
+        private double credit;
+        private long last;
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            this.ctx = ctx;
+            last = System.nanoTime();
+            ctx.read();
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof ByteBuf) {
+                credit -= ((ByteBuf) msg).readableBytes();
+            }
+            ctx.fireChannelRead(msg);
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            ctx.fireChannelReadComplete();
+            long now = System.nanoTime();
+            credit = Math.min(READ_BURST, credit + (now - last) * bytesPerNano);
+            last = now;
+            if (credit >= 0) {
+                ctx.read();
+            } else {
+                ctx.executor().schedule(read, (long) (-credit / bytesPerNano), TimeUnit.NANOSECONDS);
+            }
+        }
+
+        @Override
+        public void read(ChannelHandlerContext ctx) {
+            // The next read is this handler's to ask for.
+        }
+
+        private void read() {
+            if (ctx.channel().isActive()) {
+                ctx.read();
+            }
+        }
+    }
+
+    /** One h2c connection: keeps its bulk requests open and records the latency of its small requests. */
+    private final class Client extends Http2FrameAdapter {
+        final Http2ConnectionHandler handler = new Http2ConnectionHandlerBuilder().server(false)
+                .frameListener(this)
+                .initialSettings(new Http2Settings().initialWindowSize(CLIENT_WINDOW).maxConcurrentStreams(1000))
+                .build();
+        // Send times of the small requests not answered yet, by stream id.
+        final IntObjectMap<Long> small = new IntObjectHashMap<Long>();
+        ChannelHandlerContext ctx;
+        volatile Throwable failure;
+
+        void start(Channel ch) throws Exception {
+            ctx = ch.pipeline().context(handler);
+            Http2Connection connection = handler.connection();
+            connection.local().flowController().incrementWindowSize(connection.connectionStream(),
+                    CLIENT_WINDOW - Http2CodecUtil.DEFAULT_WINDOW_SIZE);
+            for (int i = 0; i < bulkStreams; i++) {
+                request(BULK_SIZE);
+            }
+            ctx.flush();
+        }
+
+        int request(int size) {
+            int id = handler.connection().local().incrementAndGetNextStreamId();
+            Http2Headers headers = new DefaultHttp2Headers().method("GET").path(Http2ResponseServer.BYTES_PATH + size)
+                    .scheme("http").authority("localhost");
+            handler.encoder().writeHeaders(ctx, id, headers, 0, true, ctx.newPromise()).addListener(f -> {
+                if (!f.isSuccess()) {
+                    failure = f.cause();
+                }
+            });
+            return id;
+        }
+
+        void sendSmall() {
+            // A bulk stream that ends opens the next one before it is closed: one more stream at times.
+            if (bulkStreams + 1 + small.size() >= MAX_CONCURRENT_STREAMS) {
+                // Only while the JIT warms up, when the server is far behind: stay within the stream limit.
+                smallSkipped++;
+                return;
+            }
+            long now = System.nanoTime();
+            small.put(request(SMALL_SIZE), Long.valueOf(now));
+            ctx.flush();
+        }
+
+        @Override
+        public int onDataRead(ChannelHandlerContext ctx, int streamId, ByteBuf data, int padding,
+                              boolean endOfStream) {
+            dataFrames++;
+            bytes += data.readableBytes();
+            if (endOfStream) {
+                Long sent = small.remove(streamId);
+                if (sent != null) {
+                    smallLatencies.add(System.nanoTime() - sent);
+                    smallResponses++;
+                } else if (running) {
+                    request(BULK_SIZE);
+                    // The flush happens when the read completes.
+                }
+            }
+            return data.readableBytes() + padding;
+        }
+
+        @Override
+        public void onRstStreamRead(ChannelHandlerContext ctx, int streamId, long errorCode) {
+            failure = new IllegalStateException("stream " + streamId + " reset by the server: " + errorCode);
+        }
+
+        @Override
+        public void onGoAwayRead(ChannelHandlerContext ctx, int lastStreamId, long errorCode, ByteBuf debugData)
+                throws Http2Exception {
+            if (running) {
+                failure = new IllegalStateException("GOAWAY from the server: " + errorCode);
+            }
+        }
+    }
+
+    @Setup(Level.Trial)
+    public void setUp() throws Exception {
+        boolean bounded = socketBuffers == SocketBuffers.BOUNDED;
+        server = Http2ResponseServer.start(transport, distributor, pipeline, SMALL_SIZE,
+                new InetSocketAddress("127.0.0.1", 0), bounded ? BOUNDED_SOCKET_BUFFER : 0);
+        clientGroup = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        running = true;
+        for (int i = 0; i < connections; i++) {
+            final Client client = new Client();
+            Bootstrap bootstrap = new Bootstrap().group(clientGroup).channel(EpollSocketChannel.class)
+                    .option(ChannelOption.AUTO_READ, false);
+            if (bounded) {
+                bootstrap.option(ChannelOption.SO_RCVBUF, BOUNDED_SOCKET_BUFFER);
+            }
+            final Channel ch = bootstrap.handler(new ChannelInitializer<Channel>() {
+                @Override
+                protected void initChannel(Channel ch) {
+                    ch.pipeline().addLast(new ReadPacer(), client.handler);
+                }
+            }).connect(server.localAddress()).sync().channel();
+            clientGroup.submit(() -> {
+                client.start(ch);
+                return null;
+            }).get();
+            clients.add(client);
+        }
+        lastCpuNanos = server.cpuNanos();
+        nextTick = System.nanoTime();
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws Exception {
+        running = false;
+        clientGroup.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
+        server.close();
+    }
+
+    private void tick(Costs costs) throws Exception {
+        long now = System.nanoTime();
+        while (nextTick - now > 0) {
+            LockSupport.parkNanos(nextTick - now);
+            now = System.nanoTime();
+        }
+        // Open loop: the next request is due one tick later, whatever happened to this one.
+        nextTick = Math.max(nextTick + TICK_NANOS, now);
+        for (Client client : clients) {
+            if (client.failure != null) {
+                throw new IllegalStateException("request failed", client.failure);
+            }
+        }
+        clientGroup.execute(() -> {
+            for (Client client : clients) {
+                client.sendSmall();
+            }
+        });
+
+        if (costs.ticks++ == 0) {
+            iterationLatencyCount = 0;
+        }
+        long b = bytes;
+        costs.mebibytes += (b - lastBytes) / (1024.0 * 1024.0);
+        lastBytes = b;
+        long frames = dataFrames;
+        costs.dataFrames += frames - lastDataFrames;
+        lastDataFrames = frames;
+        long cpu = server.cpuNanos();
+        costs.serverCpuNanos += cpu - lastCpuNanos;
+        lastCpuNanos = cpu;
+        long responses = smallResponses;
+        costs.smallResponses += responses - lastSmallResponses;
+        lastSmallResponses = responses;
+        long skipped = smallSkipped;
+        costs.smallSkipped += skipped - lastSmallSkipped;
+        lastSmallSkipped = skipped;
+        Long latency;
+        while ((latency = smallLatencies.poll()) != null) {
+            if (iterationLatencyCount == iterationLatencies.length) {
+                iterationLatencies = Arrays.copyOf(iterationLatencies, iterationLatencyCount * 2);
+            }
+            iterationLatencies[iterationLatencyCount++] = latency;
+        }
+        if (iterationLatencyCount > 0) {
+            // Counters are rates: the percentile times the operations so far reads as the percentile per operation.
+            long[] sorted = Arrays.copyOf(iterationLatencies, iterationLatencyCount);
+            Arrays.sort(sorted);
+            costs.smallLatencyP50Us = sorted[(int) (sorted.length * 0.50)] / 1000.0 * costs.ticks;
+            costs.smallLatencyP99Us = sorted[Math.min(sorted.length - 1, (int) (sorted.length * 0.99))] / 1000.0
+                    * costs.ticks;
+        }
+    }
+
+    /**
+     * {@code -Dh2bench.<param>=v1,v2} narrows a parameter (transport, distributor, bulkStreams, socketBuffers,
+     * pipeline, readMiBps, connections) when the benchmark runs through {@link #run()}.
+     */
+    @Override
+    protected ChainedOptionsBuilder newOptionsBuilder() throws Exception {
+        ChainedOptionsBuilder builder = super.newOptionsBuilder();
+        for (String param : new String[] { "transport", "distributor", "bulkStreams", "socketBuffers", "pipeline",
+                "readMiBps", "connections" }) {
+            String values = System.getProperty("h2bench." + param);
+            if (values != null) {
+                builder.param(param, values.split(","));
+            }
+        }
+        return builder;
+    }
+
+    @Benchmark
+    public void mixed(Costs costs) throws Exception {
+        tick(costs);
+    }
+}
