@@ -41,6 +41,8 @@ final class Fork {
     static final String VERSION = property("fork.version");
     static final String BASE_VERSION = property("netty.base.version");
     static final Path UPSTREAM_JARS = Paths.get(property("upstream.jars"));
+    /** The build's Maven local repository, wherever settings.xml or -Dmaven.repo.local put it. */
+    static final String LOCAL_REPOSITORY = property("fork.localRepository");
 
     private static final Pattern DIFF_LINE = Pattern.compile("^diff --git a/(\\S+) b/(\\S+)$", Pattern.MULTILINE);
 

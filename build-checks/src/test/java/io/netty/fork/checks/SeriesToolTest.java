@@ -177,22 +177,16 @@ class SeriesToolTest {
         // Where the wrapper keeps its Maven: as for the build, not under the empty HOME.
         String userHome = System.getenv("MAVEN_USER_HOME");
         env.put("MAVEN_USER_HOME", userHome != null ? userHome : System.getenv("HOME") + "/.m2");
-        env.put("MAVEN_ARGS", "-Dmaven.repo.local=" + repo + " -Dmaven.repo.local.tail=" + localRepository());
+        env.put("MAVEN_ARGS", "-Dmaven.repo.local=" + repo + " -Dmaven.repo.local.tail=" + Fork.LOCAL_REPOSITORY);
         Result r = execWith(Fork.ROOT, env, "bash", Fork.ROOT.resolve("tools/series.sh").toString(),
                 "materialise", tree.toString());
         assertThat(r.exit).as(r.output).isZero();
         assertThat(tree.resolve(TARGET)).exists();
-        assertThat(sources.resolve("netty-codec-http2-" + System.getProperty("netty.base.version") + "-sources.jar"))
+        assertThat(sources.resolve("netty-codec-http2-" + Fork.BASE_VERSION + "-sources.jar"))
                 .exists();
         try (Stream<Path> files = Files.list(home)) {
             assertThat(files).as("files under HOME").isEmpty();
         }
-    }
-
-    private static String localRepository() {
-        String repo = System.getProperty("fork.localRepository");
-        assertThat(repo).as("fork.localRepository (set by build-checks/pom.xml)").isNotBlank();
-        return repo;
     }
 
     private static void deleteRecursively(Path dir) throws IOException {
@@ -221,7 +215,7 @@ class SeriesToolTest {
         }
         // The tool's Maven runs use the build's local repository, wherever the build was told it is.
         String args = System.getenv("MAVEN_ARGS");
-        env.put("MAVEN_ARGS", (args == null ? "" : args + ' ') + "-Dmaven.repo.local=" + localRepository());
+        env.put("MAVEN_ARGS", (args == null ? "" : args + ' ') + "-Dmaven.repo.local=" + Fork.LOCAL_REPOSITORY);
         return execWith(dir, env, command);
     }
 
