@@ -99,6 +99,40 @@ public class UniformStreamByteDistributorChunkTest {
         assertEquals(Arrays.asList("1:7232"), writes);
     }
 
+    @ParameterizedTest(name = "{0} streams of {1} bytes, budget {2}")
+    @CsvSource({
+            "1, 90000, 90000",
+            "3, 30000, 90000",
+            "1, 2147483647, 2147483647"
+    })
+    public void streamWhoseRestFitsItsShareGetsItAtOnce(int streams, int bodySize, int budget)
+            throws Http2Exception {
+        Http2Connection connection = new DefaultHttp2Connection(false);
+        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, streams, bodySize);
+        final List<Integer> allocations = new ArrayList<Integer>();
+        StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {
+            @Override
+            public void write(Http2Stream stream, int numBytes) {
+                allocations.add(numBytes);
+                Http2TestStreamState state = states.get(stream.id());
+                state.pending -= numBytes;
+                distributor.updateStreamableBytes(state);
+            }
+        };
+
+        // Every stream's rest is at most its share of the budget (budget / streams): one allocation each, not its
+        // share rounded down to whole chunks and the rest of the stream in a second allocation.
+        long share = budget / streams;
+        distributor.distribute(budget, writer);
+        List<Integer> expected = new ArrayList<Integer>();
+        for (int i = 0; i < streams; i++) {
+            expected.add((int) Math.min(bodySize, share));
+        }
+        assertEquals(expected, allocations);
+    }
+
     /** Creates {@code streams} streams (ids 1, 3, 5, ...) with {@code bodySize} bytes pending each. */
     private static Map<Integer, Http2TestStreamState> addStreams(Http2Connection connection,
                                                                  UniformStreamByteDistributor distributor,
