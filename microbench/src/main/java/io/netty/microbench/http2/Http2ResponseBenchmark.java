@@ -56,6 +56,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -70,7 +71,12 @@ import java.util.concurrent.locks.LockSupport;
  * {@code serverByteBufs} ByteBufs written at the head of the server pipeline ({@code serverBytes} their bytes,
  * so {@code serverBytes / serverByteBufs} is their mean size), {@code dataFrames} DATA frames
  * received, {@code serverCpuNanos} CPU time of the server's event-loop thread, {@code latencyNanos} the sum of
- * request latencies at the client (send to end of stream). Latency p50/p99 of each iteration are printed.
+ * request latencies at the client (send to end of stream); {@code latencyP50Us}, {@code latencyP99Us} and
+ * {@code latencyP999Us} the 50th, 99th and 99.9th percentiles of those latencies in the iteration so far, in
+ * microseconds to within 3%, multiplied by {@code responses} (so that, like the other counters, they read per
+ * response with {@code --per responses}). Latency p50/p99/p999 of each iteration are printed too.
+ * {@code writeBufferHighWaterMark} sets the server connections' write buffer high water mark (0: Netty's default,
+ * 64 KiB; the low one is half of it).
  * {@link #inFlightWritabilityOff} runs in a JVM with {@code -Dio.netty.iouring.inFlightWritability=false}. The
  * benchmark compiles and runs against upstream's artifacts too.
  */
@@ -81,6 +87,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     private static final int MAX_CONCURRENT_STREAMS = 100;
     private static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final int CLIENT_WINDOW = 1 << 24;
+    private static final double[] QUANTILES = { 0.50, 0.99, 0.999 };
 
     @Param({ "IO_URING", "NIO", "EPOLL" })
     public Transport transport;
@@ -100,6 +107,9 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     @Param("2")
     public int connections;
 
+    @Param("0")
+    public int writeBufferHighWaterMark;
+
     private Http2ResponseServer server;
     private EventLoopGroup clientGroup;
     private final List<Client> clients = new ArrayList<Client>();
@@ -110,6 +120,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     private final Delta dataFramesDelta = new Delta();
     private final Delta cpuNanosDelta = new Delta();
     private final Delta latencyNanosDelta = new Delta();
+    private final double[] percentiles = new double[QUANTILES.length];
 
     // Written by the client's event loop, read by the benchmark thread.
     private volatile long responses;
@@ -117,6 +128,8 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     private volatile long latencyNanos;
     private long[] latencies = new long[1024];
     private int latencyCount;
+    // Written by the client's event loop, read by the benchmark thread at every tick.
+    private final LatencyHistogram histogram = new LatencyHistogram();
 
     /** Per-operation costs, reported as rates. */
     @AuxCounters(AuxCounters.Type.OPERATIONS)
@@ -128,6 +141,9 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         public long dataFrames;
         public long serverCpuNanos;
         public long latencyNanos;
+        public double latencyP50Us;
+        public double latencyP99Us;
+        public double latencyP999Us;
 
         @Setup(Level.Iteration)
         public void reset() {
@@ -137,6 +153,72 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
             dataFrames = 0;
             serverCpuNanos = 0;
             latencyNanos = 0;
+            latencyP50Us = 0;
+            latencyP99Us = 0;
+            latencyP999Us = 0;
+        }
+    }
+
+    /**
+     * Counts latencies in log-linear buckets: exact below 64 us, then 32 buckets per power of two (within 3%), so
+     * that percentiles can be read at every tick without sorting.
+     */
+    static final class LatencyHistogram {
+        private static final int SUB_BUCKET_BITS = 5;
+        private static final int LINEAR = 64;
+        // Up to 2^40 us (12 days): more than any run.
+        private final AtomicLongArray counts = new AtomicLongArray(LINEAR + (40 - 6 + 1) * (1 << SUB_BUCKET_BITS));
+
+        static int index(long micros) {
+            if (micros < LINEAR) {
+                return (int) Math.max(0, micros);
+            }
+            int exponent = 63 - Long.numberOfLeadingZeros(micros);
+            int sub = (int) (micros >>> (exponent - SUB_BUCKET_BITS)) & ((1 << SUB_BUCKET_BITS) - 1);
+            return LINEAR + (exponent - 6) * (1 << SUB_BUCKET_BITS) + sub;
+        }
+
+        /** The smallest latency, in microseconds, that falls into bucket {@code index}. */
+        static long lowestMicros(int index) {
+            if (index < LINEAR) {
+                return index;
+            }
+            int exponent = (index - LINEAR) / (1 << SUB_BUCKET_BITS) + 6;
+            int sub = (index - LINEAR) % (1 << SUB_BUCKET_BITS);
+            return ((long) ((1 << SUB_BUCKET_BITS) + sub)) << (exponent - SUB_BUCKET_BITS);
+        }
+
+        void record(long nanos) {
+            counts.incrementAndGet(Math.min(counts.length() - 1, index(nanos / 1000)));
+        }
+
+        void reset() {
+            for (int i = 0; i < counts.length(); i++) {
+                counts.set(i, 0);
+            }
+        }
+
+        /** Fills {@code out} with the latencies, in microseconds, of {@code quantiles}; false if none counted. */
+        boolean percentiles(double[] quantiles, double[] out) {
+            long total = 0;
+            for (int i = 0; i < counts.length(); i++) {
+                total += counts.get(i);
+            }
+            if (total == 0) {
+                return false;
+            }
+            int q = 0;
+            long seen = 0;
+            for (int i = 0; i < counts.length() && q < quantiles.length; i++) {
+                seen += counts.get(i);
+                while (q < quantiles.length && seen > (long) (quantiles[q] * total)) {
+                    out[q++] = lowestMicros(i);
+                }
+            }
+            while (q < quantiles.length) {
+                out[q++] = lowestMicros(counts.length() - 1);
+            }
+            return true;
         }
     }
 
@@ -199,6 +281,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
                     latencies = Arrays.copyOf(latencies, latencyCount * 2);
                 }
                 latencies[latencyCount++] = latency;
+                histogram.record(latency);
                 responses++;
                 outstanding.decrementAndGet();
             }
@@ -209,7 +292,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         server = Http2ResponseServer.start(transport, distributor, pipeline, bodySize,
-                new InetSocketAddress("127.0.0.1", 0));
+                new InetSocketAddress("127.0.0.1", 0), 0, writeBufferHighWaterMark);
         clientGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         for (int i = 0; i < connections; i++) {
             final Client client = new Client();
@@ -233,6 +316,11 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         nextTick = System.nanoTime();
     }
 
+    @Setup(Level.Iteration)
+    public void resetHistogram() throws Exception {
+        clientGroup.submit(histogram::reset).get();
+    }
+
     @TearDown(Level.Iteration)
     public void printLatencies() throws Exception {
         long[] sorted = clientGroup.submit(() -> {
@@ -242,9 +330,10 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         }).get();
         Arrays.sort(sorted);
         if (sorted.length > 0) {
-            System.out.printf("latency p50 %.1f us, p99 %.1f us (%d responses)%n",
+            System.out.printf("latency p50 %.1f us, p99 %.1f us, p999 %.1f us (%d responses)%n",
                     sorted[(int) (sorted.length * 0.50)] / 1000.0,
-                    sorted[Math.min(sorted.length - 1, (int) (sorted.length * 0.99))] / 1000.0, sorted.length);
+                    sorted[Math.min(sorted.length - 1, (int) (sorted.length * 0.99))] / 1000.0,
+                    sorted[Math.min(sorted.length - 1, (int) (sorted.length * 0.999))] / 1000.0, sorted.length);
         }
     }
 
@@ -290,12 +379,18 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         costs.dataFrames += dataFramesDelta.next(dataFrames);
         costs.serverCpuNanos += cpuNanosDelta.next(server.cpuNanos());
         costs.latencyNanos += latencyNanosDelta.next(latencyNanos);
+        if (histogram.percentiles(QUANTILES, percentiles)) {
+            // Counters are rates: the percentile times the responses so far reads as the percentile per response.
+            costs.latencyP50Us = percentiles[0] * costs.responses;
+            costs.latencyP99Us = percentiles[1] * costs.responses;
+            costs.latencyP999Us = percentiles[2] * costs.responses;
+        }
     }
 
     /**
      * {@code -Dh2bench.<param>=v1,v2} narrows a parameter (transport, pipeline, distributor, bodySize, burst,
-     * connections) when the benchmark runs through {@link #run()}; {@code -Dh2bench.method=openLoop} (or
-     * {@code inFlightWritabilityOff}) runs one of the two methods only.
+     * connections, writeBufferHighWaterMark) when the benchmark runs through {@link #run()};
+     * {@code -Dh2bench.method=openLoop} (or {@code inFlightWritabilityOff}) runs one of the two methods only.
      */
     @Override
     protected ChainedOptionsBuilder newOptionsBuilder() throws Exception {
@@ -309,7 +404,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
             builder.exclude(".*\\." + ("openLoop".equals(method) ? "inFlightWritabilityOff" : "openLoop"));
         }
         for (String param : new String[] { "transport", "pipeline", "distributor", "bodySize", "burst",
-                "connections" }) {
+                "connections", "writeBufferHighWaterMark" }) {
             String values = System.getProperty("h2bench." + param);
             if (values != null) {
                 builder.param(param, values.split(","));

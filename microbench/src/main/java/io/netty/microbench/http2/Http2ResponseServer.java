@@ -31,6 +31,7 @@ import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
@@ -190,13 +191,19 @@ public final class Http2ResponseServer implements AutoCloseable {
     private volatile long dataFrames;
 
     private Http2ResponseServer(Transport transport, final Distributor distributor, final Pipeline pipeline,
-                                int bodySize, SocketAddress address, int sendBufferSize) throws Exception {
+                                int bodySize, SocketAddress address, int sendBufferSize,
+                                int writeBufferHighWaterMark) throws Exception {
         body = Unpooled.unreleasableBuffer(Unpooled.directBuffer(bodySize).writeZero(bodySize));
         group = new MultiThreadIoEventLoopGroup(1, transport.factory());
         try {
             ServerBootstrap bootstrap = new ServerBootstrap();
             if (sendBufferSize > 0) {
                 bootstrap.childOption(ChannelOption.SO_SNDBUF, sendBufferSize);
+            }
+            if (writeBufferHighWaterMark > 0) {
+                // The low water mark keeps Netty's default ratio (32 KiB to 64 KiB).
+                bootstrap.childOption(ChannelOption.WRITE_BUFFER_WATER_MARK,
+                        new WriteBufferWaterMark(writeBufferHighWaterMark / 2, writeBufferHighWaterMark));
             }
             channel = bootstrap.group(group).channel(transport.serverChannel())
                     .childHandler(new ChannelInitializer<Channel>() {
@@ -232,7 +239,24 @@ public final class Http2ResponseServer implements AutoCloseable {
     public static Http2ResponseServer start(Transport transport, Distributor distributor, Pipeline pipeline,
                                             int bodySize, SocketAddress address, int sendBufferSize)
             throws Exception {
-        return new Http2ResponseServer(transport, distributor, pipeline, bodySize, address, sendBufferSize);
+        return start(transport, distributor, pipeline, bodySize, address, sendBufferSize, 0);
+    }
+
+    /**
+     * Starts a server on one event-loop thread of {@code transport}, bound to {@code address}, whose connections
+     * have a send buffer ({@code SO_SNDBUF}) of {@code sendBufferSize} bytes (0: the kernel's autotuned one) and a
+     * write buffer high water mark ({@link ChannelOption#WRITE_BUFFER_WATER_MARK}, with the low one at half of it) of
+     * {@code writeBufferHighWaterMark} bytes (0: Netty's default, 64 KiB).
+     */
+    public static Http2ResponseServer start(Transport transport, Distributor distributor, Pipeline pipeline,
+                                            int bodySize, SocketAddress address, int sendBufferSize,
+                                            int writeBufferHighWaterMark) throws Exception {
+        if (writeBufferHighWaterMark < 0) {
+            throw new IllegalArgumentException("writeBufferHighWaterMark: " + writeBufferHighWaterMark
+                    + " (expected: >= 0)");
+        }
+        return new Http2ResponseServer(transport, distributor, pipeline, bodySize, address, sendBufferSize,
+                writeBufferHighWaterMark);
     }
 
     /** The address the server listens on. */
@@ -392,8 +416,9 @@ public final class Http2ResponseServer implements AutoCloseable {
     /**
      * Runs the server until the process is stopped, then prints its counters:
      * {@code [--transport=NIO|EPOLL|IO_URING] [--distributor=DEFAULT|WFQ|UNIFORM_1K|UNIFORM_16K]
-     * [--pipeline=HTTP_TO_HTTP2|MULTIPLEX] [--body=BYTES] [--port=PORT] [--sndbuf=BYTES]} (defaults: IO_URING,
-     * DEFAULT, HTTP_TO_HTTP2, 65536, 8080, 0: the kernel's autotuned send buffer). It listens on 127.0.0.1 only.
+     * [--pipeline=HTTP_TO_HTTP2|MULTIPLEX] [--body=BYTES] [--port=PORT] [--sndbuf=BYTES] [--hwm=BYTES]} (defaults:
+     * IO_URING, DEFAULT, HTTP_TO_HTTP2, 65536, 8080, 0: the kernel's autotuned send buffer, 0: Netty's write buffer
+     * high water mark). It listens on 127.0.0.1 only.
      */
     public static void main(String[] args) throws Exception {
         Transport transport = Transport.IO_URING;
@@ -402,6 +427,7 @@ public final class Http2ResponseServer implements AutoCloseable {
         int bodySize = 65536;
         int port = 8080;
         int sendBufferSize = 0;
+        int writeBufferHighWaterMark = 0;
         for (String arg : args) {
             int eq = arg.indexOf('=');
             String name = eq < 0 ? arg : arg.substring(0, eq);
@@ -418,19 +444,22 @@ public final class Http2ResponseServer implements AutoCloseable {
                 port = Integer.parseInt(value);
             } else if ("--sndbuf".equals(name)) {
                 sendBufferSize = Integer.parseInt(value);
+            } else if ("--hwm".equals(name)) {
+                writeBufferHighWaterMark = Integer.parseInt(value);
             } else {
                 throw new IllegalArgumentException("unknown option: " + arg + " (known: --transport, --distributor, "
-                        + "--pipeline, --body, --port, --sndbuf)");
+                        + "--pipeline, --body, --port, --sndbuf, --hwm)");
             }
         }
         final Http2ResponseServer server = start(transport, distributor, pipeline, bodySize,
-                new InetSocketAddress("127.0.0.1", port), sendBufferSize);
+                new InetSocketAddress("127.0.0.1", port), sendBufferSize, writeBufferHighWaterMark);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.print("final " + server.stats());
             System.out.flush();
         }));
         System.out.println("listening on " + server.localAddress() + " transport=" + transport + " distributor="
-                + distributor + " pipeline=" + pipeline + " body=" + bodySize + " netty="
+                + distributor + " pipeline=" + pipeline + " body=" + bodySize + " hwm=" + writeBufferHighWaterMark
+                + " netty="
                 + Http2Connection.class.getPackage().getImplementationVersion());
         System.out.flush();
         server.channel.closeFuture().sync();
