@@ -42,8 +42,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The default {@link StreamByteDistributor} of {@link DefaultHttp2RemoteFlowController}, as every builder gets it:
  * {@link UniformStreamByteDistributor} with a one-frame chunk, unless
  * {@code -Dio.netty.http2.defaultStreamByteDistributor=weightedFairQueue} restores
- * {@link WeightedFairQueueByteDistributor}. The build runs this class once without the property, once with
- * {@code weightedFairQueue} and once with an unknown value.
+ * {@link WeightedFairQueueByteDistributor}. Each test checks the default the JVM was started with, so running the
+ * class once without the property, once with {@code weightedFairQueue} and once with an unknown value covers all
+ * three.
  */
 public class DefaultStreamByteDistributorTest {
 

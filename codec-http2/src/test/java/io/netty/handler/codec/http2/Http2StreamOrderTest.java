@@ -130,6 +130,54 @@ public class Http2StreamOrderTest {
     }
 
     /**
+     * A long-lived stream (a server stream, server-sent events) sends a message, has nothing left to send, and later
+     * queues another 1 KiB while {@code bulkStreams} bulk streams have megabytes pending and the connection window is
+     * used up: the next budget sends the message after at most one chunk (16 KiB) of other streams, as for a new
+     * stream; not behind one chunk of every bulk stream. A stream that waits for its own window keeps its place
+     * instead (covered by {@link #noStarvationUnderSteadyArrivals}).
+     */
+    @ParameterizedTest(name = "{0} bulk streams")
+    @ValueSource(ints = {8, 64})
+    public void streamWithDataAgainIsServedWithinOneChunk(int bulkStreams) throws Exception {
+        Http2WirePeer peer = bulkStreams(bulkStreams);
+        try {
+            int id = 2 * bulkStreams + 1;
+            peer.openStreams(id);
+            peer.respondHeaders(id);
+            peer.respondData(id, Http2WirePeer.body(1024), false);
+            peer.flush();
+            for (int rounds = 0; peer.dataFrames(id).isEmpty(); rounds++) {
+                assertTrue(rounds <= bulkStreams, "first message not sent after " + rounds + " rounds");
+                round(peer);
+            }
+            // Bulk streams only until the stream has data again: it is no longer new.
+            round(peer);
+            round(peer);
+            assertEquals(1, peer.dataFrames(id).size(), "DATA frames of the long-lived stream");
+
+            long before = peer.dataBytes(0);
+            peer.respondData(id, Http2WirePeer.body(1024), true);
+            peer.flush();
+            assertEquals(before, peer.dataBytes(0), "the connection window is used up");
+            List<Http2WirePeer.Frame> data = peer.dataFrames(id);
+            for (int rounds = 0; data.size() < 2; rounds++) {
+                assertTrue(rounds <= bulkStreams, "second message not sent after " + rounds + " rounds");
+                round(peer);
+                data = peer.dataFrames(id);
+            }
+            assertEquals(2, data.size(), "DATA frames of the long-lived stream");
+            Http2WirePeer.Frame frame = data.get(1);
+            assertEquals(1024, frame.length);
+            assertTrue(frame.endOfStream());
+            assertTrue(frame.sentBefore - before <= DEFAULT_MAX_FRAME_SIZE,
+                    "bytes of other streams sent before the long-lived stream's second DATA frame: " +
+                    (frame.sentBefore - before));
+        } finally {
+            peer.close();
+        }
+    }
+
+    /**
      * 8 bulk streams and a steady arrival of new streams, {@code arrivals} per round, each answered with one whole
      * frame (16 KiB); 4 per round would fill every budget on their own. Checked from the wire for every stream:
      * <ul>
