@@ -72,7 +72,8 @@ for k in keys:
         u = statistics.median(float(r[m]) for r in up)
         f = statistics.median(float(r[m]) for r in fk)
         ratio = f / u if u else float('nan')
-        print(f'| {k[0]} | {k[1]} | {k[2]} | {label} | {u:.4g} | {f:.4g} | {ratio:.2f} |')
+        fmt = lambda x: f'{x:.0f}' if x >= 100 else f'{x:.3g}'
+        print(f'| {k[0]} | {k[1]} | {k[2]} | {label} | {fmt(u)} | {fmt(f)} | {ratio:.2f} |')
 n = {len(v) for v in rows.values()}
 rates = sorted({(k[0], k[1], r['rate'], r['calls']) for k, v in rows.items() for r in v})
 print(f'\nmedians of {",".join(map(str, sorted(n)))} run(s) per cell; ' + '; '.join(
