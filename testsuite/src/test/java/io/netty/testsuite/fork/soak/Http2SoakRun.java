@@ -106,6 +106,7 @@ public class Http2SoakRun {
                 + System.getProperty("io.netty.http2.defaultStreamByteDistributor", "(default)")
                 + ", io.netty.iouring.inFlightWritability="
                 + System.getProperty("io.netty.iouring.inFlightWritability", "(default)")
+                + ", io_uring multishot accept " + IoUring.isAcceptMultishotEnabled()
                 + ", allocator " + ByteBufAllocator.DEFAULT.getClass().getSimpleName()
                 + ", send_zc " + (sendZcSupported() ? "supported" : "NOT supported (io_uring+zc writes copy)");
         logger.info(header);
@@ -319,6 +320,11 @@ public class Http2SoakRun {
                     samples = true;
                 }
                 sb.append("- ").append(s.config).append(": ").append(sample).append('\n');
+            }
+        }
+        for (SoakStats s : results) {
+            for (String stall : s.stalls()) {
+                sb.append("- stall, ").append(s.config).append(": ").append(stall).append('\n');
             }
         }
         sb.append("\nExpected exceptions (the peers' faults explain them):\n");

@@ -148,6 +148,8 @@ final class SoakClient extends Http2FrameAdapter {
     private boolean closing;
     private boolean channelClosed;
     private boolean settingsSeen;
+    private int settingsAcked;
+    private long bytesRead;
     private long receivedTotal;
     private long nextFlipAt = 32 * 1024;
     private int flips;
@@ -192,6 +194,14 @@ final class SoakClient extends Http2FrameAdapter {
                     @Override
                     protected void initChannel(Channel ch) {
                         ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelRead(ChannelHandlerContext c, Object msg) {
+                                if (msg instanceof ByteBuf) {
+                                    bytesRead += ((ByteBuf) msg).readableBytes();
+                                }
+                                c.fireChannelRead(msg);
+                            }
+
                             @Override
                             public void channelInactive(ChannelHandlerContext c) throws Exception {
                                 // Before the HTTP/2 handler closes the streams: they are lost with the connection.
@@ -360,6 +370,7 @@ final class SoakClient extends Http2FrameAdapter {
 
     @Override
     public void onSettingsAckRead(ChannelHandlerContext c) throws Http2Exception {
+        settingsAcked++;
         Http2LocalFlowController flow = connection.local().flowController();
         if (kind == Kind.FLIP && flow.initialWindowSize() > 0) {
             // The local flow controller does not announce bytes consumed while SETTINGS_INITIAL_WINDOW_SIZE was 0
@@ -385,6 +396,7 @@ final class SoakClient extends Http2FrameAdapter {
                               boolean endOfStream) {
         StreamRecord r = records.get(streamId);
         if (r == null || r.outcome != null) {
+            afterEnd(r, streamId, "HEADERS");
             return;
         }
         r.lastProgress = System.nanoTime();
@@ -409,6 +421,7 @@ final class SoakClient extends Http2FrameAdapter {
         receivedTotal += length;
         StreamRecord r = records.get(streamId);
         if (r == null || r.outcome != null) {
+            afterEnd(r, streamId, "DATA");
             return length + padding;
         }
         r.lastProgress = System.nanoTime();
@@ -440,6 +453,15 @@ final class SoakClient extends Http2FrameAdapter {
                 return 0;
             default:
                 return length + padding;
+        }
+    }
+
+    /** A frame for a stream that ended: fine after the client reset it, a corrupt connection otherwise. */
+    private void afterEnd(StreamRecord r, int streamId, String frame) {
+        if (r == null || r.outcome == Outcome.INTACT || r.outcome == Outcome.CORRUPT) {
+            stats.framesAfterEnd.increment();
+            stats.sample(frame + " for stream " + streamId + " after its end"
+                    + (r == null ? " (never opened)" : ": " + describe(r) + ", outcome " + r.outcome), null);
         }
     }
 
@@ -604,7 +626,9 @@ final class SoakClient extends Http2FrameAdapter {
     }
 
     private void checkStalls() {
-        if (channelClosed) {
+        if (channelClosed || faulted && kind != Kind.FAULT) {
+            // After the client broke its connection on purpose (RST, half-close, PENDING's closed windows) the
+            // server owes it nothing but the close.
             return;
         }
         long now = System.nanoTime();
@@ -622,9 +646,11 @@ final class SoakClient extends Http2FrameAdapter {
             } else if (now - r.lastProgress > STALL_NANOS && !r.stalled) {
                 r.stalled = true;
                 stats.stalled.increment();
-                stats.sample("stalled: " + describe(r) + ", stream window " + flow.windowSize(stream)
-                        + ", connection window " + flow.windowSize(connection.connectionStream()), null);
-                SoakServer.describeStall(((InetSocketAddress) channel.localAddress()).getPort(), r.id, stats);
+                SoakServer.describeStall("client: " + describe(r) + ", stream window " + flow.windowSize(stream)
+                        + ", connection window " + flow.windowSize(connection.connectionStream())
+                        + ", SETTINGS acked " + settingsAcked + ", bytes read " + bytesRead + ", autoRead "
+                        + channel.config().isAutoRead() + ", " + selectionKeyState(),
+                        ((InetSocketAddress) channel.localAddress()).getPort(), r.id, stats);
             }
         }
     }
@@ -641,6 +667,20 @@ final class SoakClient extends Http2FrameAdapter {
             }
         }
         done.trySuccess(null);
+    }
+
+    /** The NIO selection key's interest and ready sets of the client channel, to tell a client that does not read. */
+    private String selectionKeyState() {
+        try {
+            java.lang.reflect.Method m = io.netty.channel.nio.AbstractNioChannel.class
+                    .getDeclaredMethod("selectionKey");
+            m.setAccessible(true);
+            java.nio.channels.SelectionKey key = (java.nio.channels.SelectionKey) m.invoke(channel);
+            return "key valid " + key.isValid() + " interestOps " + key.interestOps() + " readyOps "
+                    + key.readyOps();
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return "key: " + e;
+        }
     }
 
     private String describe(StreamRecord r) {

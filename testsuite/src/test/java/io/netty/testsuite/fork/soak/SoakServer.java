@@ -383,14 +383,14 @@ final class SoakServer {
      * The server's view of a stream the client saw stall, taken on the server connection's event loop and added to
      * the report's samples.
      */
-    static void describeStall(int clientPort, int streamId, SoakStats stats) {
+    static void describeStall(String clientView, int clientPort, int streamId, SoakStats stats) {
         Channel ch = CONNECTIONS_BY_PEER_PORT.get(clientPort);
         if (ch == null) {
-            stats.sample("server side of stalled stream " + streamId + ": connection gone", null);
+            stats.stall(clientView + "; server: no connection from port " + clientPort);
             return;
         }
         ch.eventLoop().execute(() -> {
-            StringBuilder sb = new StringBuilder("server side of stalled stream " + streamId + ": " + ch
+            StringBuilder sb = new StringBuilder(clientView + "; server: " + ch
                     + " active " + ch.isActive() + " writable " + ch.isWritable() + " bytesBeforeUnwritable "
                     + ch.bytesBeforeUnwritable() + " bytesBeforeWritable " + ch.bytesBeforeWritable());
             Http2ConnectionHandler h = ch.pipeline().get(Http2ConnectionHandler.class);
@@ -401,15 +401,17 @@ final class SoakServer {
                 Http2Stream stream = h.connection().stream(streamId);
                 Http2RemoteFlowController flow = h.connection().remote().flowController();
                 sb.append(", connection window ").append(flow.windowSize(h.connection().connectionStream()));
+                sb.append(", last stream created ").append(h.connection().remote().lastStreamCreated())
+                        .append(", active streams ").append(h.connection().numActiveStreams());
                 if (stream == null) {
-                    sb.append(", stream gone");
+                    sb.append(", stream gone (closed or never opened)");
                 } else {
                     sb.append(", stream ").append(stream.state()).append(" window ").append(flow.windowSize(stream))
                             .append(" writable ").append(flow.isWritable(stream))
                             .append(" hasFlowControlled ").append(flow.hasFlowControlled(stream));
                 }
             }
-            stats.sample(sb.toString(), null);
+            stats.stall(sb.toString());
         });
     }
 

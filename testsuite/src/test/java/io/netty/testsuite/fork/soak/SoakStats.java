@@ -45,6 +45,8 @@ final class SoakStats {
     final LongAdder stalled = new LongAdder();
     final LongAdder bodyBytesReceived = new LongAdder();
     final LongAdder clientErrors = new LongAdder();
+    /** HEADERS or DATA for a stream that had ended complete (or was never opened): frames delivered twice or astray. */
+    final LongAdder framesAfterEnd = new LongAdder();
     final LongAdder clientConnections = new LongAdder();
     final LongAdder serverGoAwaysWithError = new LongAdder();
 
@@ -71,6 +73,8 @@ final class SoakStats {
     boolean shutdownFaultDone;
 
     private final List<String> samples = new ArrayList<>();
+    /** The first stalls, each with the server's view of its stream. */
+    final List<String> stalls = new ArrayList<>();
     /** The expected exceptions by type and message. */
     final Map<String, LongAdder> expectedKinds = new ConcurrentHashMap<>();
 
@@ -107,6 +111,20 @@ final class SoakStats {
                 k -> new LongAdder()).increment();
     }
 
+    void stall(String text) {
+        synchronized (stalls) {
+            if (stalls.size() < MAX_SAMPLES) {
+                stalls.add(text);
+            }
+        }
+    }
+
+    List<String> stalls() {
+        synchronized (stalls) {
+            return new ArrayList<>(stalls);
+        }
+    }
+
     List<String> samples() {
         synchronized (samples) {
             return new ArrayList<>(samples);
@@ -131,6 +149,7 @@ final class SoakStats {
         check(breaches, "leaks", leaks);
         check(breaches, "unexpected server exceptions", unexpectedExceptions.sum());
         check(breaches, "client errors", clientErrors.sum());
+        check(breaches, "frames after the end of their stream", framesAfterEnd.sum());
         check(breaches, "server GOAWAYs with an error", serverGoAwaysWithError.sum());
         if (accounted() != requests.sum()) {
             breaches.add("streams not accounted for: " + requests.sum() + " requests, " + accounted()
