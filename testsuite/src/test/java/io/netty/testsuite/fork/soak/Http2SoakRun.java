@@ -141,6 +141,7 @@ public class Http2SoakRun {
         SoakStats stats = new SoakStats(transport.label() + " " + pipeline.label());
         long start = System.nanoTime();
         long leaksBefore = LEAKS.get();
+        SoakServer.CONNECTIONS_BY_PEER_PORT.clear();
         SoakServer server = new SoakServer(transport, pipeline, stats);
         EventLoopGroup clients = new MultiThreadIoEventLoopGroup(2,
                 new DefaultThreadFactory("soak-client", true), NioIoHandler.newFactory());
@@ -201,8 +202,15 @@ public class Http2SoakRun {
             }
             stats.shutdownFaultDone = started && terminated && closed;
             if (!stats.shutdownFaultDone) {
+                // The server's connections whose channelInactive never came, after their event loops terminated.
+                List<String> open = new ArrayList<>();
+                for (io.netty.channel.Channel ch : SoakServer.CONNECTIONS_BY_PEER_PORT.values()) {
+                    open.add(ch + " open " + ch.isOpen() + " active " + ch.isActive() + " registered "
+                            + ch.isRegistered());
+                }
                 stats.sample("shutdown fault: streams started " + started + ", server terminated " + terminated
-                        + ", client connections closed " + closed, null);
+                        + ", client connections closed " + closed + ", server connections never inactive: "
+                        + open, null);
             }
         } finally {
             server.shutdownNow(SHUTDOWN_SECONDS, TimeUnit.SECONDS);
@@ -306,9 +314,13 @@ public class Http2SoakRun {
         sb.append('\n').append(header).append("\n\n");
         sb.append("| server | conns | requests | intact | RST by client | refused (server RST) | other server RST"
                 + " | refused by GOAWAY | aborted by fault | lost | unfinished | corrupt | stalled | leaks"
-                + " | unexpected exc (expected) | client errors | peak direct / bound MiB | held bodies peak MiB | writability ev/MiB"
-                + " | MiB received | verdict |\n");
-        sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+                + " | unexpected exc (expected) | client errors | peak direct / bound MiB | held bodies peak MiB"
+                + " | writability ev/MiB | MiB received | verdict |\n");
+        sb.append("|---|");
+        for (int i = 0; i < 19; i++) {
+            sb.append("---:|");
+        }
+        sb.append("---|\n");
         for (SoakStats s : results) {
             sb.append(row(s)).append('\n');
         }

@@ -34,7 +34,7 @@ final class SoakBodies {
 
     /** Direct response, the body in one buffer. */
     static final char DIRECT = 'd';
-    /** Response written by a {@code ChunkedWriteHandler} from a {@code ChunkedInput} (writes from promise listeners). */
+    /** Response written by a {@code ChunkedWriteHandler} from a {@code ChunkedInput}: writes from promise listeners. */
     static final char CHUNKED = 'c';
     /** Fault: the response is written, then the connection is closed under it (writes in flight). */
     static final char CLOSE = 'x';
