@@ -1,0 +1,460 @@
+/*
+ * Copyright 2026 The Netty Project
+ *
+ * The Netty Project licenses this file to you under the Apache License,
+ * version 2.0 (the "License"); you may not use this file except in compliance
+ * with the License. You may obtain a copy of the License at:
+ *
+ *   https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+ * WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+ * License for the specific language governing permissions and limitations
+ * under the License.
+ */
+package io.netty.testsuite.fork.soak;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.uring.IoUring;
+import io.netty.util.ResourceLeakDetector;
+import io.netty.util.ResourceLeakDetectorFactory;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.Future;
+import io.netty.util.internal.PlatformDependent;
+import io.netty.util.internal.logging.InternalLogger;
+import io.netty.util.internal.logging.InternalLoggerFactory;
+import org.junit.jupiter.api.Test;
+
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The soak and fault run of HTTP/2 servers under hostile clients (issue 13): not a timed test but a run with a
+ * report, started only by the {@code soak} profile ({@code ./mvnw -pl testsuite verify -Psoak -Dsoak.duration=60s}).
+ * <p>
+ * Each server configuration (transport x pipeline) runs in turn for its share of {@code soak.duration}: tens of
+ * client connections of every {@link SoakClient.Kind} at once, then a drain, then the event-loop shutdown fault, then
+ * the leak check. The table at the end judges every configuration; any breach fails the run.
+ */
+public class Http2SoakRun {
+    private static final InternalLogger logger;
+    private static final AtomicLong LEAKS = new AtomicLong();
+    private static final List<String> LEAK_REPORTS = new ArrayList<>();
+
+    static {
+        // Before any ByteBuf class exists: every leak detector of this JVM reports to the run.
+        ResourceLeakDetectorFactory.setResourceLeakDetectorFactory(new RecordingLeakDetectorFactory());
+        logger = InternalLoggerFactory.getInstance(Http2SoakRun.class);
+    }
+
+    private static final int CONCURRENT_SESSIONS = 16;
+    private static final int PENDING_SESSIONS = 4;
+    private static final long DRAIN_SECONDS = 60;
+    private static final long SHUTDOWN_SECONDS = 15;
+    private static final long MIN_PHASE_MILLIS = 3000;
+    /**
+     * Direct memory per connection that the transport and HTTP/2 may hold beyond the application's response bodies:
+     * twice the write high water mark, one message (a 16 KiB DATA frame and its 9-byte header) and HTTP/2's 32 KiB
+     * floor ({@code Http2RemoteFlowController}'s minimum writable chunk).
+     */
+    static final long PER_CONNECTION_BOUND = 2L * SoakServer.WATER_MARK.high() + 16 * 1024 + 9 + 32 * 1024;
+    /**
+     * The allocator's retained and fragmented chunks (Netty's adaptive allocator keeps whole chunks per size class
+     * and thread), the only part of the bound that is not per connection or per response byte.
+     */
+    static final long ALLOCATOR_SLACK = 64L * 1024 * 1024;
+
+    private static final BufferPoolMXBean DIRECT_POOL = directPool();
+
+    @Test
+    public void soak() throws Exception {
+        IoUring.ensureAvailability();
+        long totalMillis = parseDuration(System.getProperty("soak.duration", "30s"));
+        List<String[]> configs = configs(System.getProperty("soak.configs", ""));
+        long seed = Long.getLong("soak.seed", System.nanoTime());
+        long phaseMillis = Math.max(MIN_PHASE_MILLIS, totalMillis / configs.size());
+        String header = "HTTP/2 soak: " + configs.size() + " server configurations x " + phaseMillis
+                + " ms of load (soak.duration=" + System.getProperty("soak.duration", "30s") + "), seed " + seed
+                + ", " + CONCURRENT_SESSIONS + " client connections at once, leak detection "
+                + ResourceLeakDetector.getLevel() + ", io.netty.http2.defaultStreamByteDistributor="
+                + System.getProperty("io.netty.http2.defaultStreamByteDistributor", "(default)")
+                + ", io.netty.iouring.inFlightWritability="
+                + System.getProperty("io.netty.iouring.inFlightWritability", "(default)")
+                + ", io_uring multishot accept " + IoUring.isAcceptMultishotEnabled()
+                + ", allocator " + ByteBufAllocator.DEFAULT.getClass().getSimpleName()
+                + ", send_zc " + (sendZcSupported() ? "supported" : "NOT supported (io_uring+zc writes copy)");
+        logger.info(header);
+        List<SoakStats> results = new ArrayList<>();
+        for (String[] config : configs) {
+            SoakServer.Transport transport = SoakServer.Transport.valueOf(config[0]);
+            SoakServer.Pipeline pipeline = SoakServer.Pipeline.valueOf(config[1]);
+            SoakStats stats = runConfig(transport, pipeline, phaseMillis, seed++);
+            results.add(stats);
+            logger.info("soak: " + stats.config + " done: " + row(stats));
+        }
+        String report = report(header, results);
+        System.out.println(report);
+        logger.info(report);
+        String reportFile = System.getProperty("soak.report");
+        if (reportFile != null && !reportFile.isEmpty()) {
+            Path path = Paths.get(reportFile);
+            Files.createDirectories(path.toAbsolutePath().getParent());
+            Files.write(path, report.getBytes(StandardCharsets.UTF_8));
+        }
+        List<String> breaches = new ArrayList<>();
+        for (SoakStats stats : results) {
+            for (String breach : stats.breaches()) {
+                breaches.add(stats.config + ": " + breach);
+            }
+        }
+        assertTrue(breaches.isEmpty(), "soak breaches: " + breaches + "\n" + report);
+    }
+
+    private static SoakStats runConfig(SoakServer.Transport transport, SoakServer.Pipeline pipeline,
+                                       long phaseMillis, long seed) throws Exception {
+        SoakStats stats = new SoakStats(transport.label() + " " + pipeline.label());
+        long start = System.nanoTime();
+        long leaksBefore = LEAKS.get();
+        SoakServer.CONNECTIONS_BY_PEER_PORT.clear();
+        SoakServer server = new SoakServer(transport, pipeline, stats);
+        EventLoopGroup clients = new MultiThreadIoEventLoopGroup(2,
+                new DefaultThreadFactory("soak-client", true), NioIoHandler.newFactory());
+        DirectMemorySampler sampler = new DirectMemorySampler();
+        try {
+            InetSocketAddress address = server.start();
+            server.startEventLoops();
+            flushLeaks();
+            stats.baselineDirect = directMemory();
+            sampler.start();
+
+            // Load: CONCURRENT_SESSIONS connections at any time, each of the next kind, until the phase ends.
+            SoakClient.Kind[] rotation = {
+                SoakClient.Kind.NORMAL, SoakClient.Kind.SLOW, SoakClient.Kind.STORM, SoakClient.Kind.FLIP,
+                SoakClient.Kind.NORMAL, SoakClient.Kind.RESET, SoakClient.Kind.ABORT_RST, SoakClient.Kind.GREEDY,
+                SoakClient.Kind.NORMAL, SoakClient.Kind.FAULT, SoakClient.Kind.ABORT_HALF, SoakClient.Kind.SLOW,
+            };
+            Semaphore permits = new Semaphore(CONCURRENT_SESSIONS);
+            Set<SoakClient> live = ConcurrentHashMap.newKeySet();
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(phaseMillis);
+            int session = 0;
+            while (System.nanoTime() < deadline) {
+                if (!permits.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+                    continue;
+                }
+                SoakClient client = new SoakClient(rotation[session % rotation.length], stats, seed * 31 + session,
+                        session);
+                session++;
+                live.add(client);
+                client.start(clients, address).addListener(f -> {
+                    live.remove(client);
+                    permits.release();
+                });
+            }
+            // Drain: the sessions are bounded; whatever is still open after DRAIN_SECONDS is unfinished.
+            if (!permits.tryAcquire(CONCURRENT_SESSIONS, DRAIN_SECONDS, TimeUnit.SECONDS)) {
+                logger.warn("soak: " + stats.config + ": " + live.size() + " sessions still open after the drain");
+                for (SoakClient client : live) {
+                    client.forceClose();
+                }
+                permits.tryAcquire(CONCURRENT_SESSIONS, 10, TimeUnit.SECONDS);
+            }
+
+            // Fault: the server's event loops shut down while responses are pending (windows closed, bodies queued).
+            CountDownLatch pendingStarted = new CountDownLatch(PENDING_SESSIONS);
+            List<Future<Void>> pendingDone = new ArrayList<>();
+            for (int i = 0; i < PENDING_SESSIONS; i++) {
+                SoakClient client = new SoakClient(SoakClient.Kind.PENDING, stats, seed * 31 + session, session);
+                session++;
+                client.onFirstData(pendingStarted::countDown);
+                pendingDone.add(client.start(clients, address));
+            }
+            boolean started = pendingStarted.await(SHUTDOWN_SECONDS, TimeUnit.SECONDS);
+            boolean terminated = server.shutdownNow(SHUTDOWN_SECONDS, TimeUnit.SECONDS);
+            boolean closed = true;
+            for (Future<Void> f : pendingDone) {
+                closed &= f.await(SHUTDOWN_SECONDS, TimeUnit.SECONDS);
+            }
+            stats.shutdownFaultDone = started && terminated && closed;
+            if (!stats.shutdownFaultDone) {
+                // The server's connections whose channelInactive never came, after their event loops terminated.
+                List<String> open = new ArrayList<>();
+                for (io.netty.channel.Channel ch : SoakServer.CONNECTIONS_BY_PEER_PORT.values()) {
+                    open.add(ch + " open " + ch.isOpen() + " active " + ch.isActive() + " registered "
+                            + ch.isRegistered());
+                }
+                stats.sample("shutdown fault: streams started " + started + ", server terminated " + terminated
+                        + ", client connections closed " + closed + ", server connections never inactive: "
+                        + open, null);
+            }
+        } finally {
+            server.shutdownNow(SHUTDOWN_SECONDS, TimeUnit.SECONDS);
+            clients.shutdownGracefully(0, SHUTDOWN_SECONDS, TimeUnit.SECONDS).await(SHUTDOWN_SECONDS,
+                    TimeUnit.SECONDS);
+            sampler.stop();
+        }
+        flushLeaks();
+        stats.leaks = LEAKS.get() - leaksBefore;
+        stats.peakDirect = sampler.peak();
+        stats.directBound = stats.baselineDirect + ALLOCATOR_SLACK + stats.peakHeldBytes.get()
+                + PER_CONNECTION_BOUND * (stats.peakServerConnections.get() + stats.peakClientConnections.get());
+        stats.durationMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        return stats;
+    }
+
+    /** Runs the collector until a fresh weak reference is cleared, then has the leak detectors drain their queues. */
+    private static void flushLeaks() throws InterruptedException {
+        for (int round = 0; round < 3; round++) {
+            ReferenceQueue<Object> queue = new ReferenceQueue<>();
+            WeakReference<Object> sentinel = new WeakReference<>(new Object(), queue);
+            do {
+                System.gc();
+            } while (queue.remove(100) == null);
+            assert sentinel.get() == null;
+            // Every tracked allocation first reports what the collector found leaked.
+            for (int i = 0; i < 16; i++) {
+                ByteBufAllocator.DEFAULT.directBuffer(1).release();
+                ByteBufAllocator.DEFAULT.heapBuffer(1).release();
+            }
+        }
+    }
+
+    static long directMemory() {
+        long netty = PlatformDependent.usedDirectMemory();
+        return Math.max(0, netty) + (DIRECT_POOL == null ? 0 : DIRECT_POOL.getMemoryUsed());
+    }
+
+    private static BufferPoolMXBean directPool() {
+        for (BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+            if ("direct".equals(pool.getName())) {
+                return pool;
+            }
+        }
+        return null;
+    }
+
+    private static boolean sendZcSupported() {
+        try {
+            java.lang.reflect.Method m = IoUring.class.getDeclaredMethod("isSendZcSupported");
+            m.setAccessible(true);
+            return (Boolean) m.invoke(null);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** "60s", "10m", "500ms", "1h"; a bare number is seconds. */
+    static long parseDuration(String value) {
+        Matcher m = Pattern.compile("(\\d+)(ms|s|m|h)?").matcher(value.trim().toLowerCase(Locale.ROOT));
+        if (!m.matches()) {
+            throw new IllegalArgumentException("soak.duration: '" + value
+                    + "' is not a duration (examples: 30s, 10m, 500ms)");
+        }
+        long n = Long.parseLong(m.group(1));
+        String unit = m.group(2) == null ? "s" : m.group(2);
+        switch (unit) {
+            case "ms": return n;
+            case "s": return TimeUnit.SECONDS.toMillis(n);
+            case "m": return TimeUnit.MINUTES.toMillis(n);
+            default: return TimeUnit.HOURS.toMillis(n);
+        }
+    }
+
+    /** All configurations, or those named in {@code soak.configs} (e.g. {@code io_uring/codec,nio/handler}). */
+    static List<String[]> configs(String names) {
+        Map<String, String[]> all = new LinkedHashMap<>();
+        for (SoakServer.Transport t : SoakServer.Transport.values()) {
+            for (SoakServer.Pipeline p : SoakServer.Pipeline.values()) {
+                all.put(t.label() + "/" + (p == SoakServer.Pipeline.HANDLER ? "handler" : "codec"),
+                        new String[] {t.name(), p.name()});
+            }
+        }
+        if (names.trim().isEmpty()) {
+            return new ArrayList<>(all.values());
+        }
+        List<String[]> chosen = new ArrayList<>();
+        for (String name : names.split(",")) {
+            String[] config = all.get(name.trim());
+            if (config == null) {
+                throw new IllegalArgumentException("soak.configs: unknown configuration '" + name.trim()
+                        + "', known: " + all.keySet());
+            }
+            chosen.add(config);
+        }
+        return chosen;
+    }
+
+    private static String report(String header, List<SoakStats> results) {
+        StringBuilder sb = new StringBuilder();
+        sb.append('\n').append(header).append("\n\n");
+        sb.append("| server | conns | requests | intact | RST by client | refused (server RST) | other server RST"
+                + " | refused by GOAWAY | aborted by fault | lost | unfinished | corrupt | stalled | leaks"
+                + " | unexpected exc (expected) | client errors | peak direct / bound MiB | held bodies peak MiB"
+                + " | writability ev/MiB | MiB received | verdict |\n");
+        sb.append("|---|");
+        for (int i = 0; i < 19; i++) {
+            sb.append("---:|");
+        }
+        sb.append("---|\n");
+        for (SoakStats s : results) {
+            sb.append(row(s)).append('\n');
+        }
+        boolean samples = false;
+        for (SoakStats s : results) {
+            for (String sample : s.samples()) {
+                if (!samples) {
+                    sb.append("\nFirst unexpected events:\n");
+                    samples = true;
+                }
+                sb.append("- ").append(s.config).append(": ").append(sample).append('\n');
+            }
+        }
+        for (SoakStats s : results) {
+            for (String stall : s.stalls()) {
+                sb.append("- stall, ").append(s.config).append(": ").append(stall).append('\n');
+            }
+        }
+        sb.append("\nExpected exceptions (the peers' faults explain them):\n");
+        for (SoakStats s : results) {
+            s.expectedKinds.forEach((k, v) -> sb.append("- ").append(s.config).append(": ").append(v.sum())
+                    .append(" x ").append(k).append('\n'));
+        }
+        synchronized (LEAK_REPORTS) {
+            for (String leak : LEAK_REPORTS) {
+                sb.append("\nLEAK: ").append(leak).append('\n');
+            }
+        }
+        return sb.toString();
+    }
+
+    private static String row(SoakStats s) {
+        List<String> breaches = s.breaches();
+        double mib = 1024.0 * 1024.0;
+        return "| " + s.config
+                + " | " + s.clientConnections.sum()
+                + " | " + s.requests.sum()
+                + " | " + s.intact.sum()
+                + " | " + s.resetByClient.sum()
+                + " | " + s.refusedByServer.sum()
+                + " | " + s.resetByServerOther.sum()
+                + " | " + s.refusedByGoAway.sum()
+                + " | " + s.abortedByFault.sum()
+                + " | " + s.lost.sum()
+                + " | " + s.unfinished.sum()
+                + " | " + s.corrupt.sum()
+                + " | " + s.stalled.sum()
+                + " | " + s.leaks
+                + " | " + s.unexpectedExceptions.sum() + " (" + s.expectedExceptions.sum() + ")"
+                + " | " + s.clientErrors.sum()
+                + " | " + String.format(Locale.ROOT, "%.1f / %.1f", s.peakDirect / mib, s.directBound / mib)
+                + " | " + String.format(Locale.ROOT, "%.1f", s.peakHeldBytes.get() / mib)
+                + " | " + String.format(Locale.ROOT, "%.2f", s.writabilityChangesPerMiB())
+                + " | " + String.format(Locale.ROOT, "%.0f", s.bodyBytesReceived.sum() / mib)
+                + " | " + (breaches.isEmpty() ? "pass" : "FAIL: " + String.join("; ", breaches)) + " |";
+    }
+
+    /** Samples the JVM's direct memory every few milliseconds and keeps the peak. */
+    private static final class DirectMemorySampler implements Runnable {
+        private final AtomicLong peak = new AtomicLong();
+        private volatile boolean running = true;
+        private Thread thread;
+
+        void start() {
+            thread = new Thread(this, "soak-direct-memory");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        @Override
+        public void run() {
+            while (running) {
+                long used = directMemory();
+                if (used > peak.get()) {
+                    peak.set(used);
+                }
+                try {
+                    Thread.sleep(5);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+        void stop() throws InterruptedException {
+            running = false;
+            if (thread != null) {
+                thread.join();
+            }
+        }
+
+        long peak() {
+            return peak.get();
+        }
+    }
+
+    /** Creates detectors that count every leak they report (and still log it). */
+    private static final class RecordingLeakDetectorFactory extends ResourceLeakDetectorFactory {
+        @Override
+        public <T> ResourceLeakDetector<T> newResourceLeakDetector(Class<T> resource, int samplingInterval,
+                                                                   long maxActive) {
+            return new RecordingLeakDetector<>(resource, samplingInterval);
+        }
+    }
+
+    private static final class RecordingLeakDetector<T> extends ResourceLeakDetector<T> {
+        RecordingLeakDetector(Class<?> resourceType, int samplingInterval) {
+            super(resourceType, samplingInterval);
+        }
+
+        @Override
+        protected boolean needReport() {
+            return true;
+        }
+
+        @Override
+        protected void reportTracedLeak(String resourceType, String records) {
+            record(resourceType + records);
+            super.reportTracedLeak(resourceType, records);
+        }
+
+        @Override
+        protected void reportUntracedLeak(String resourceType) {
+            record(resourceType + " (untraced)");
+            super.reportUntracedLeak(resourceType);
+        }
+
+        private static void record(String leak) {
+            LEAKS.incrementAndGet();
+            synchronized (LEAK_REPORTS) {
+                if (LEAK_REPORTS.size() < 4) {
+                    LEAK_REPORTS.add(leak);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,432 @@
+/*
+ * Copyright 2026 The Netty Project
+ *
+ * The Netty Project licenses this file to you under the Apache License,
+ * version 2.0 (the "License"); you may not use this file except in compliance
+ * with the License. You may obtain a copy of the License at:
+ *
+ *   https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+ * WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+ * License for the specific language governing permissions and limitations
+ * under the License.
+ */
+package io.netty.testsuite.fork.soak;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufHolder;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.uring.IoUringBufferRingConfig;
+import io.netty.channel.uring.IoUringChannelOption;
+import io.netty.channel.uring.IoUringFixedBufferRingAllocator;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringIoHandlerConfig;
+import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpChunkedInput;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http2.DefaultHttp2Connection;
+import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
+import io.netty.handler.codec.http2.DefaultHttp2Headers;
+import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
+import io.netty.handler.codec.http2.Http2Connection;
+import io.netty.handler.codec.http2.Http2ConnectionHandler;
+import io.netty.handler.codec.http2.Http2FrameCodec;
+import io.netty.handler.codec.http2.Http2RemoteFlowController;
+import io.netty.handler.codec.http2.Http2Stream;
+import io.netty.handler.codec.http2.Http2DataChunkedInput;
+import io.netty.handler.codec.http2.Http2Error;
+import io.netty.handler.codec.http2.Http2Exception;
+import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
+import io.netty.handler.codec.http2.Http2FrameStreamException;
+import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.handler.codec.http2.Http2HeadersFrame;
+import io.netty.handler.codec.http2.Http2MultiplexHandler;
+import io.netty.handler.codec.http2.Http2Settings;
+import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.handler.codec.http2.HttpConversionUtil;
+import io.netty.handler.codec.http2.HttpToHttp2ConnectionHandlerBuilder;
+import io.netty.handler.codec.http2.InboundHttp2ToHttpAdapterBuilder;
+import io.netty.handler.stream.ChunkedStream;
+import io.netty.handler.stream.ChunkedWriteHandler;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.EventExecutor;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/** One server of the soak: a transport and an HTTP/2 pipeline, answering {@link SoakBodies} paths. */
+final class SoakServer {
+    /** The server's SETTINGS_MAX_CONCURRENT_STREAMS; the greedy clients open more. */
+    static final int MAX_CONCURRENT_STREAMS = 100;
+    static final WriteBufferWaterMark WATER_MARK = WriteBufferWaterMark.DEFAULT;
+    private static final short BUFFER_GROUP_ID = 13;
+    private static final int ZERO_COPY_THRESHOLD = 16 * 1024;
+    private static final int CHUNK = 8 * 1024;
+
+    enum Transport {
+        NIO, IO_URING, IO_URING_RING, IO_URING_ZC;
+
+        String label() {
+            switch (this) {
+                case NIO: return "nio";
+                case IO_URING: return "io_uring";
+                case IO_URING_RING: return "io_uring+ring";
+                default: return "io_uring+zc";
+            }
+        }
+    }
+
+    enum Pipeline {
+        /** {@code HttpToHttp2ConnectionHandler} + {@code InboundHttp2ToHttpAdapter}, full HTTP messages. */
+        HANDLER,
+        /** {@code Http2FrameCodec} + {@code Http2MultiplexHandler}, a child channel per stream. */
+        CODEC;
+
+        String label() {
+            return this == HANDLER ? "h2-handler" : "frame-codec";
+        }
+    }
+
+    /** The server's connections by their peer's port: the clients look up the server side of a stalled stream. */
+    static final Map<Integer, Channel> CONNECTIONS_BY_PEER_PORT = new ConcurrentHashMap<>();
+
+    private final Transport transport;
+    private final Pipeline pipeline;
+    private final SoakStats stats;
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private Channel serverChannel;
+
+    SoakServer(Transport transport, Pipeline pipeline, SoakStats stats) {
+        this.transport = transport;
+        this.pipeline = pipeline;
+        this.stats = stats;
+        String name = "soak-" + transport.label() + "-" + pipeline.label();
+        if (transport == Transport.NIO) {
+            boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name + "-boss", true),
+                    NioIoHandler.newFactory());
+            workers = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory(name + "-worker", true),
+                    NioIoHandler.newFactory());
+        } else {
+            IoUringIoHandlerConfig config = new IoUringIoHandlerConfig();
+            if (transport == Transport.IO_URING_RING) {
+                // Small ring, small buffers: the ring runs dry under load and recv falls back, as it may in use.
+                config.setBufferRingConfig(IoUringBufferRingConfig.builder()
+                        .bufferGroupId(BUFFER_GROUP_ID)
+                        .bufferRingSize((short) 16)
+                        .batchSize(8)
+                        .allocator(new IoUringFixedBufferRingAllocator(1024))
+                        .build());
+            }
+            boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name + "-boss", true),
+                    IoUringIoHandler.newFactory());
+            workers = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory(name + "-worker", true),
+                    IoUringIoHandler.newFactory(config));
+        }
+    }
+
+    InetSocketAddress start() throws InterruptedException {
+        ServerBootstrap sb = new ServerBootstrap().group(boss, workers)
+                .childOption(io.netty.channel.ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                .childHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        initConnection(ch);
+                    }
+                });
+        if (transport == Transport.NIO) {
+            sb.channel(NioServerSocketChannel.class);
+        } else {
+            sb.channel(IoUringServerSocketChannel.class);
+            if (transport == Transport.IO_URING_RING) {
+                sb.childOption(IoUringChannelOption.IO_URING_BUFFER_GROUP_ID, BUFFER_GROUP_ID);
+            } else if (transport == Transport.IO_URING_ZC) {
+                sb.childOption(IoUringChannelOption.IO_URING_WRITE_ZERO_COPY_THRESHOLD, ZERO_COPY_THRESHOLD);
+            }
+        }
+        serverChannel = sb.bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+        return (InetSocketAddress) serverChannel.localAddress();
+    }
+
+    /** Starts every event loop (and so its io_uring ring and buffers) before the baseline of direct memory. */
+    void startEventLoops() throws InterruptedException {
+        for (EventExecutor loop : workers) {
+            loop.submit(() -> { }).sync();
+        }
+    }
+
+    /** Fault: shuts the event loops down at once (no quiet period) with whatever streams are pending. */
+    boolean shutdownNow(long timeout, TimeUnit unit) throws InterruptedException {
+        boss.shutdownGracefully(0, timeout, unit);
+        workers.shutdownGracefully(0, timeout, unit);
+        return boss.awaitTermination(timeout, unit) & workers.awaitTermination(timeout, unit);
+    }
+
+    private static Http2Settings settings() {
+        return Http2Settings.defaultSettings().maxConcurrentStreams(MAX_CONCURRENT_STREAMS);
+    }
+
+    private void initConnection(Channel ch) {
+        ch.pipeline().addLast(new ConnectionCounter());
+        if (pipeline == Pipeline.HANDLER) {
+            Http2Connection connection = new DefaultHttp2Connection(true);
+            ch.pipeline().addLast(new HttpToHttp2ConnectionHandlerBuilder()
+                    .connection(connection)
+                    .initialSettings(settings())
+                    .frameListener(new InboundHttp2ToHttpAdapterBuilder(connection)
+                            .maxContentLength(1024).propagateSettings(false).build())
+                    .build());
+            ch.pipeline().addLast(new HeldBytes());
+            ch.pipeline().addLast(new ChunkedWriteHandler());
+            ch.pipeline().addLast(new FullRequestRoute());
+            ch.pipeline().addLast(new ExceptionRecorder());
+        } else {
+            ch.pipeline().addLast(Http2FrameCodecBuilder.forServer().initialSettings(settings()).build());
+            ch.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
+                @Override
+                protected void initChannel(Channel child) {
+                    child.pipeline().addLast(new HeldBytes());
+                    child.pipeline().addLast(new ChunkedWriteHandler());
+                    child.pipeline().addLast(new StreamRoute());
+                    child.pipeline().addLast(new ExceptionRecorder());
+                }
+            }));
+            ch.pipeline().addLast(new ExceptionRecorder());
+        }
+    }
+
+    /** Faults and graceful close after a response was written: on the connection, under its in-flight writes. */
+    private static void afterResponse(char route, Channel connection) {
+        switch (route) {
+            case SoakBodies.CLOSE:
+                // Past the HTTP/2 handler (whose close is graceful): the transport closes with writes in flight.
+                connection.pipeline().firstContext().close();
+                break;
+            case SoakBodies.SHUTDOWN_OUTPUT:
+                ((DuplexChannel) connection).shutdownOutput();
+                break;
+            case SoakBodies.GOAWAY:
+                // Through the HTTP/2 handler: GOAWAY, then the open streams finish.
+                connection.close();
+                break;
+            default:
+                break;
+        }
+    }
+
+    /** Counts the connection, and its writability changes (the first handler: it sees every change). */
+    private final class ConnectionCounter extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) throws Exception {
+            stats.serverConnections.increment();
+            SoakStats.addAndTrackPeak(stats.openServerConnections, stats.peakServerConnections, 1);
+            CONNECTIONS_BY_PEER_PORT.put(((InetSocketAddress) ctx.channel().remoteAddress()).getPort(), ctx.channel());
+            super.channelActive(ctx);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            stats.openServerConnections.decrementAndGet();
+            CONNECTIONS_BY_PEER_PORT.remove(((InetSocketAddress) ctx.channel().remoteAddress()).getPort(),
+                    ctx.channel());
+            super.channelInactive(ctx);
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+            stats.writabilityChanges.increment();
+            super.channelWritabilityChanged(ctx);
+        }
+    }
+
+    /**
+     * Response bytes written by the handlers above it and not completed yet (the bound of the direct memory counts
+     * them: the application holds them, not the transport), and response bytes written.
+     */
+    private final class HeldBytes extends ChannelOutboundHandlerAdapter {
+        @Override
+        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
+            final long bytes;
+            if (msg instanceof ByteBufHolder) {
+                bytes = ((ByteBufHolder) msg).content().readableBytes();
+            } else if (msg instanceof ByteBuf) {
+                bytes = ((ByteBuf) msg).readableBytes();
+            } else {
+                bytes = 0;
+            }
+            if (bytes > 0) {
+                SoakStats.addAndTrackPeak(stats.heldBytes, stats.peakHeldBytes, bytes);
+                promise = promise.unvoid();
+                promise.addListener(f -> {
+                    stats.heldBytes.addAndGet(-bytes);
+                    if (f.isSuccess()) {
+                        stats.bodyBytesWritten.add(bytes);
+                    }
+                });
+            }
+            ctx.write(msg, promise);
+        }
+    }
+
+    /** The {@code HttpToHttp2ConnectionHandler} pipeline's route: full requests in, HTTP/1 style responses out. */
+    private static final class FullRequestRoute extends SimpleChannelInboundHandler<FullHttpRequest> {
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+            SoakBodies.Request r = new SoakBodies.Request(request.uri());
+            String streamIdHeader = HttpConversionUtil.ExtensionHeaderNames.STREAM_ID.text().toString();
+            String streamId = request.headers().get(streamIdHeader);
+            if (r.route == SoakBodies.CHUNKED) {
+                HttpResponse response = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+                response.headers().set(streamIdHeader, streamId);
+                response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, r.size);
+                ctx.write(response);
+                ctx.writeAndFlush(new HttpChunkedInput(new ChunkedStream(
+                        new ByteArrayInputStream(SoakBodies.master(), r.offset, r.size), CHUNK)));
+            } else {
+                ByteBuf body = ctx.alloc().directBuffer(r.size).writeBytes(SoakBodies.master(), r.offset, r.size);
+                DefaultFullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                        HttpResponseStatus.OK, body);
+                response.headers().set(streamIdHeader, streamId);
+                response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, r.size);
+                ctx.writeAndFlush(response);
+            }
+            afterResponse(r.route, ctx.channel());
+        }
+    }
+
+    /** The {@code Http2MultiplexHandler} pipeline's route: a stream channel per request. */
+    private static final class StreamRoute extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            try {
+                if (msg instanceof Http2HeadersFrame && ((Http2HeadersFrame) msg).isEndStream()) {
+                    respond(ctx, ((Http2HeadersFrame) msg).headers());
+                }
+            } finally {
+                ReferenceCountUtil.release(msg);
+            }
+        }
+
+        private static void respond(ChannelHandlerContext ctx, Http2Headers requestHeaders) {
+            SoakBodies.Request r = new SoakBodies.Request(requestHeaders.path());
+            Http2Headers headers = new DefaultHttp2Headers().status(HttpResponseStatus.OK.codeAsText())
+                    .setInt(HttpHeaderNames.CONTENT_LENGTH, r.size);
+            if (r.route == SoakBodies.CHUNKED) {
+                ctx.write(new DefaultHttp2HeadersFrame(headers));
+                ctx.writeAndFlush(new Http2DataChunkedInput(new ChunkedStream(
+                        new ByteArrayInputStream(SoakBodies.master(), r.offset, r.size), CHUNK),
+                        ((Http2StreamChannel) ctx.channel()).stream()));
+            } else if (r.size == 0) {
+                ctx.writeAndFlush(new DefaultHttp2HeadersFrame(headers, true));
+            } else {
+                ctx.write(new DefaultHttp2HeadersFrame(headers));
+                ByteBuf body = ctx.alloc().directBuffer(r.size).writeBytes(SoakBodies.master(), r.offset, r.size);
+                ctx.writeAndFlush(new DefaultHttp2DataFrame(body, true));
+            }
+            afterResponse(r.route, ctx.channel().parent());
+        }
+    }
+
+    /**
+     * The end of every pipeline: exceptions the peers' faults explain (I/O errors of reset or closed connections,
+     * streams the peer cancelled, which {@code InboundHttp2ToHttpAdapter} reports as exceptions) are expected,
+     * anything else is counted as unexpected and closes the channel.
+     */
+    private final class ExceptionRecorder extends ChannelDuplexHandler {
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (isExpected(cause)) {
+                // The transport closes after its I/O errors; a stream's error ends only the stream.
+                stats.expected(cause);
+            } else {
+                stats.unexpectedExceptions.increment();
+                stats.sample("server " + ctx.channel() + " exceptionCaught", cause);
+                ctx.close();
+            }
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            // Frames no route takes (resets, window updates of child channels): released, nothing else.
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    /**
+     * The server's view of a stream the client saw stall, taken on the server connection's event loop and added to
+     * the report's samples.
+     */
+    static void describeStall(String clientView, int clientPort, int streamId, SoakStats stats) {
+        Channel ch = CONNECTIONS_BY_PEER_PORT.get(clientPort);
+        if (ch == null) {
+            stats.stall(clientView + "; server: no connection from port " + clientPort);
+            return;
+        }
+        ch.eventLoop().execute(() -> {
+            StringBuilder sb = new StringBuilder(clientView + "; server: " + ch
+                    + " active " + ch.isActive() + " writable " + ch.isWritable() + " bytesBeforeUnwritable "
+                    + ch.bytesBeforeUnwritable() + " bytesBeforeWritable " + ch.bytesBeforeWritable());
+            Http2ConnectionHandler h = ch.pipeline().get(Http2ConnectionHandler.class);
+            if (h == null) {
+                h = ch.pipeline().get(Http2FrameCodec.class);
+            }
+            if (h != null) {
+                Http2Stream stream = h.connection().stream(streamId);
+                Http2RemoteFlowController flow = h.connection().remote().flowController();
+                sb.append(", connection window ").append(flow.windowSize(h.connection().connectionStream()));
+                sb.append(", last stream created ").append(h.connection().remote().lastStreamCreated())
+                        .append(", active streams ").append(h.connection().numActiveStreams());
+                if (stream == null) {
+                    sb.append(", stream gone (closed or never opened)");
+                } else {
+                    sb.append(", stream ").append(stream.state()).append(" window ").append(flow.windowSize(stream))
+                            .append(" writable ").append(flow.isWritable(stream))
+                            .append(" hasFlowControlled ").append(flow.hasFlowControlled(stream));
+                }
+            }
+            stats.stall(sb.toString());
+        });
+    }
+
+    static boolean isExpected(Throwable cause) {
+        if (cause instanceof IOException) {
+            return true;
+        }
+        if (cause instanceof Http2FrameStreamException) {
+            Http2Error error = ((Http2FrameStreamException) cause).error();
+            return error == Http2Error.CANCEL || error == Http2Error.STREAM_CLOSED;
+        }
+        if (cause instanceof Http2Exception.StreamException) {
+            Http2Error error = ((Http2Exception) cause).error();
+            return error == Http2Error.CANCEL || error == Http2Error.STREAM_CLOSED;
+        }
+        return cause instanceof Http2Exception && cause.getCause() instanceof IOException;
+    }
+}
