@@ -28,12 +28,12 @@ import java.util.List;
  * expects one read per {@code read()} call, which multishot receives into a buffer ring do not give (it fails the same way
  * with upstream's artifacts; see PATCHES.md).
  */
-public class IoUringAutoReadForkTest {
+public class IoUringSocketAutoReadTest {
     @Nested
     public class Plain extends SocketAutoReadTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 }

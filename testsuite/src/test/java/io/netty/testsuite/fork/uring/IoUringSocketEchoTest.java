@@ -26,12 +26,12 @@ import java.util.List;
 /**
  * Netty's {@link SocketEchoTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringEchoForkTest {
+public class IoUringSocketEchoTest {
     @Nested
     public class Plain extends SocketEchoTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 
@@ -39,7 +39,7 @@ public class IoUringEchoForkTest {
     public class BufferRing extends SocketEchoTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

@@ -26,12 +26,12 @@ import java.util.List;
 /**
  * Netty's {@link SocketFileRegionTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringFileRegionForkTest {
+public class IoUringSocketFileRegionTest {
     @Nested
     public class Plain extends SocketFileRegionTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 
@@ -39,7 +39,7 @@ public class IoUringFileRegionForkTest {
     public class BufferRing extends SocketFileRegionTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

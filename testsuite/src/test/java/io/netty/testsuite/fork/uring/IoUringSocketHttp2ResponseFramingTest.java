@@ -27,12 +27,12 @@ import java.util.List;
  * {@link SocketHttp2ResponseFramingTest} on the fork's io_uring transport, without and with a provided-buffer ring
  * (upstream runs it as {@code IoUringSocketHttp2ResponseFramingTest}).
  */
-public class IoUringHttp2ResponseFramingForkTest {
+public class IoUringSocketHttp2ResponseFramingTest {
     @Nested
     public class Plain extends SocketHttp2ResponseFramingTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 
@@ -40,7 +40,7 @@ public class IoUringHttp2ResponseFramingForkTest {
     public class BufferRing extends SocketHttp2ResponseFramingTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

@@ -28,12 +28,12 @@ import java.util.List;
  * test expects one read per {@code read()} call, which multishot receives into a buffer ring do not give (it fails the same way
  * with upstream's artifacts; see PATCHES.md).
  */
-public class IoUringReadPendingForkTest {
+public class IoUringSocketReadPendingTest {
     @Nested
     public class Plain extends SocketReadPendingTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 }

@@ -25,12 +25,12 @@ import java.util.List;
 /**
  * Netty's {@link SocketShutdownOutputByPeerTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringShutdownOutputByPeerForkTest {
+public class IoUringSocketShutdownOutputByPeerTest {
     @Nested
     public class Plain extends SocketShutdownOutputByPeerTest {
         @Override
         protected List<TestsuitePermutation.BootstrapFactory<ServerBootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.ioUringServerSocket();
+            return IoUringSocketTestPermutation.PLAIN.ioUringServerSocket();
         }
     }
 
@@ -38,7 +38,7 @@ public class IoUringShutdownOutputByPeerForkTest {
     public class BufferRing extends SocketShutdownOutputByPeerTest {
         @Override
         protected List<TestsuitePermutation.BootstrapFactory<ServerBootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.ioUringServerSocket();
+            return IoUringSocketTestPermutation.BUFFER_RING.ioUringServerSocket();
         }
     }
 }
