@@ -339,8 +339,12 @@ cmd_status() {
   trap 'rm -rf "$tmp"' EXIT
   cmd_materialise "$tmp/tree" >/dev/null
   export SERIES_STATUS=$status
-  rewrite_message "$tmp/tree" "$(basename "$p" | cut -c1-4)" \
-    'git interpret-trailers --if-exists replace --trailer "Upstream-Status: $SERIES_STATUS"'
+  # Replaced where it stands (git interpret-trailers --if-exists replace would move it to the end).
+  cat >"$tmp/filter" <<'EOF'
+git interpret-trailers --if-exists doNothing --trailer "Upstream-Status: $SERIES_STATUS" |
+  awk -v s="$SERIES_STATUS" '/^Upstream-Status: / { print "Upstream-Status: " s; next } { print }'
+EOF
+  rewrite_message "$tmp/tree" "$(basename "$p" | cut -c1-4)" "sh $tmp/filter"
   cmd_regenerate "$tmp/tree" >/dev/null
   cmd_index
   echo "series: $(basename "$p"): Upstream-Status: $status"
