@@ -177,9 +177,12 @@ cmd_build_sources() {
 }
 
 # The upstream sources jar of a patched module, resolved by Maven (so from the local repository Maven is configured
-# with: settings.xml, or -Dmaven.repo.local in MAVEN_ARGS) and copied to target/upstream-sources.
+# with: settings.xml, or -Dmaven.repo.local in MAVEN_ARGS): the copy the module's build made (MODULE/target/upstream),
+# else one copied to target/upstream-sources.
 sources_jar() {
   local artifact=netty-$1 version=$2 dir jar
+  jar=$TOP/$1/target/upstream/$artifact-$version-sources.jar
+  if [ -f "$jar" ]; then echo "$jar"; return; fi
   dir=$TOP/target/upstream-sources
   jar=$dir/$artifact-$version-sources.jar
   if [ ! -f "$jar" ]; then

@@ -25,7 +25,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -169,7 +168,7 @@ class SeriesToolTest {
     @Test
     void retireDropsThePatchAndRenumbersTheRest(@TempDir Path tmp) throws Exception {
         Path copy = tmp.resolve("repo");
-        copyRepository(Fork.ROOT, copy);
+        copyRepository(Fork.ROOT, copy, true);
         List<Path> before = Fork.patches();
         assertThat(before).as("a series of at least two patches").hasSizeGreaterThan(1);
         String retired = before.get(0).getFileName().toString();
@@ -209,8 +208,11 @@ class SeriesToolTest {
         return subject.substring(subject.indexOf(':') + 1).trim();
     }
 
-    /** The repository's own files (no build output, no git metadata). */
-    private static void copyRepository(Path from, Path to) throws IOException {
+    /**
+     * The repository's own files (no build output, no git metadata), and with {@code withSources} the upstream
+     * sources jars the patched modules' builds copied (so that the tool needs no Maven run for them).
+     */
+    private static void copyRepository(Path from, Path to, boolean withSources) throws IOException {
         try (Stream<Path> paths = Files.walk(from)) {
             for (Path p : paths.collect(Collectors.toList())) {
                 Path rel = from.relativize(p);
@@ -218,9 +220,11 @@ class SeriesToolTest {
                     Files.createDirectories(to);
                     continue;
                 }
-                // The upstream sources jars Maven already copied (tools/series.sh reuses them) come along.
+                boolean sourcesJar = withSources && rel.getNameCount() == 4
+                        && rel.getName(1).toString().equals("target") && rel.getName(2).toString().equals("upstream")
+                        && rel.toString().endsWith("-sources.jar");
                 boolean skip = false;
-                for (Path part : rel.startsWith("target/upstream-sources") ? rel.subpath(1, rel.getNameCount()) : rel) {
+                for (Path part : sourcesJar ? rel.getFileName() : rel) {
                     String n = part.toString();
                     if (n.equals("target") || n.equals(".git")) {
                         skip = true;
@@ -233,6 +237,7 @@ class SeriesToolTest {
                 if (Files.isDirectory(p)) {
                     Files.createDirectories(to.resolve(rel.toString()));
                 } else {
+                    Files.createDirectories(to.resolve(rel.toString()).getParent());
                     Files.copy(p, to.resolve(rel.toString()), StandardCopyOption.COPY_ATTRIBUTES);
                 }
             }
@@ -320,24 +325,26 @@ class SeriesToolTest {
     }
 
     /**
-     * The tool finds the upstream sources through Maven, never through {@code $HOME}: with HOME an empty folder and a
-     * local repository of its own (which reads what it lacks from the build's, as Maven's chained local repository
-     * does), materialise works and writes nothing under HOME.
+     * The tool finds the upstream sources through Maven, never through {@code $HOME}: in a checkout where nothing was
+     * built yet (a copy without target folders), with HOME an empty folder and a local repository of its own (which
+     * reads what it lacks from the build's, as Maven's chained local repository does), materialise works and writes
+     * nothing under HOME.
      */
     @Test
     void materialiseAsksMavenNotHome(@TempDir Path tmp) throws Exception {
         Path home = Files.createDirectories(tmp.resolve("home"));
         Path repo = tmp.resolve("repo");
         Path tree = tmp.resolve("tree");
-        Path sources = Fork.ROOT.resolve("target/upstream-sources");
-        deleteRecursively(sources);
+        Path checkout = tmp.resolve("checkout");
+        copyRepository(Fork.ROOT, checkout, false);
+        Path sources = checkout.resolve("target/upstream-sources");
         Map<String, String> env = new HashMap<>();
         env.put("HOME", home.toString());
         // Where the wrapper keeps its Maven: as for the build, not under the empty HOME.
         String userHome = System.getenv("MAVEN_USER_HOME");
         env.put("MAVEN_USER_HOME", userHome != null ? userHome : System.getenv("HOME") + "/.m2");
         env.put("MAVEN_ARGS", "-Dmaven.repo.local=" + repo + " -Dmaven.repo.local.tail=" + Fork.LOCAL_REPOSITORY);
-        Result r = execWith(Fork.ROOT, env, "bash", Fork.ROOT.resolve("tools/series.sh").toString(),
+        Result r = execWith(checkout, env, "bash", checkout.resolve("tools/series.sh").toString(),
                 "materialise", tree.toString());
         assertThat(r.exit).as(r.output).isZero();
         assertThat(tree.resolve(TARGET)).exists();
@@ -345,17 +352,6 @@ class SeriesToolTest {
                 .exists();
         try (Stream<Path> files = Files.list(home)) {
             assertThat(files).as("files under HOME").isEmpty();
-        }
-    }
-
-    private static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
-                Files.delete(p);
-            }
         }
     }
 
