@@ -25,11 +25,12 @@ mkdir -p "$OUT"
 cd "$ROOT"
 
 if [ "${TABLE_ONLY:-0}" != 1 ]; then
+  read -r -a build_props <<<"$(tools/series.sh build-props)"
   for ex in grpc reactor-netty; do
     for netty in upstream fork; do
       profile=()
       [ "$netty" = upstream ] && profile=(-Pupstream)
-      ./mvnw -B -ntp -q -f "examples/$ex/pom.xml" "${profile[@]}" -Dfork.repo="$FORK_REPO" \
+      ./mvnw -B -ntp -q -f "examples/$ex/pom.xml" "${profile[@]}" -Dfork.repo="$FORK_REPO" "${build_props[@]}" \
         -Dmaven.repo.local="$ROOT/target/$ex-m2" -DskipTests package dependency:build-classpath \
         -Dmdep.includeScope=runtime -Dmdep.outputFile="$OUT/$ex-$netty.cp"
     done

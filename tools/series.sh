@@ -7,15 +7,34 @@
 #   tools/series.sh regenerate [DIR]    rewrite patches/ from the commits of DIR after its base commit
 #   tools/series.sh roundtrip           materialise + regenerate into temporary folders; fails unless
 #                                       the result is byte-identical to patches/
-#   tools/series.sh export [OUT]        per patch, a PR-ready file (the patch plus the new tests and benchmarks
-#                                       PATCHES.md lists for it, one commit) that git am applies onto the
-#                                       upstream sources; checked here (default OUT: target/export)
+#   tools/series.sh export [OUT]        per patch, a PR-ready file (the patch plus the new files its Fork-PR-File
+#                                       trailers list, one commit, fork-only trailers stripped) that git am applies
+#                                       onto the upstream sources; checked here (default OUT: target/export)
+#   tools/series.sh pr-text NNNN        the PR text of patch NNNN: its commit message without fork-only trailers
+#   tools/series.sh status NNNN STATUS  set patch NNNN's Upstream-Status trailer (Pending, Submitted [PR URL],
+#                                       Accepted [version], Inappropriate [reason]) and regenerate the series
+#   tools/series.sh retire NNNN         drop patch NNNN (merged upstream): patches/ and patches/series renumbered,
+#                                       its sections of the api-changes.txt files dropped, the others renumbered,
+#                                       PATCHES.md's index regenerated
+#   tools/series.sh index [--check]     write (or check) the generated table of PATCHES.md from the patches
+#   tools/series.sh modules             the patched modules (folders with an api-changes.txt), one a line
+#   tools/series.sh build-props         -D options with the build's versions and patched modules, for projects
+#                                       outside the reactor (examples/*)
 #   tools/series.sh rebase-check VERSION  try the series on another Netty release: per patch, whether it applies
 #                                       (git am) and whether the patched modules then build (./mvnw package,
 #                                       nothing installed); prints a table
-#   tools/series.sh unpack MODULE SOURCES_JAR ROOT   (build) lay out one module's sources under ROOT
-#   tools/series.sh apply MODULE ROOT [PATCH_DIR]    (build) apply the hunks of the series that touch
+#   tools/series.sh build-sources MODULE_DIR SOURCES_JAR OUT   (build) the sources of the patched module in
+#                                                    MODULE_DIR (its folder names it): unpack + apply, laid out
+#                                                    as OUT/src/main/{java,c,resources}
+#   tools/series.sh unpack MODULE SOURCES_JAR ROOT   lay out one module's sources under ROOT
+#   tools/series.sh apply MODULE ROOT [PATCH_DIR]    apply the hunks of the series that touch
 #                                                    MODULE to ROOT/MODULE, patch by patch
+#
+# The series: patches/series names the patch files in the order they apply (one a line, '#' comments); a patch
+# file that is not listed, or a listed one that is missing, is an error. Each patch's commit message ends with
+# trailers (git interpret-trailers): Upstream-Status (OpenEmbedded's values), Fork-Effect (one line for
+# PATCHES.md), Fork-Doc (its long form under docs/) and one Fork-PR-File per new file the upstream PR adds
+# (tests, benchmarks). Upstream-Status and Fork-* trailers are fork-only: export and pr-text strip them.
 #
 # Sources are laid out as in Netty's tree: MODULE/src/main/java for .java files, MODULE/src/main/c for
 # native sources, MODULE/src/main/resources for the rest. Environment: NETTY_BASE_VERSION overrides the
@@ -23,21 +42,69 @@
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# Folders of the modules the series may touch; each builds the artifact "netty-<folder>".
-PATCHED_MODULES="codec-http2 transport transport-classes-io_uring transport-native-io_uring"
+# Folders of the modules the series may touch: those with an api-changes.txt (the marker that also switches on the
+# parent pom's "patched-module" profile); each builds the artifact "netty-<folder>".
+PATCHED_MODULES=$(cd "$TOP" && for f in */api-changes.txt; do [ -f "$f" ] && dirname "$f"; done | LC_ALL=C sort | tr '\n' ' ')
 PATCH_DIR=${PATCH_DIR:-$TOP/patches}
+# Trailers that only the fork reads; stripped from what goes upstream.
+FORK_TRAILERS='^(Upstream-Status|Fork-[A-Za-z-]+):'
 # Fixed identity and dates for the base commit so that the work tree is reproducible.
 GIT_ID=(-c user.name="Netty fork series" -c user.email="series@fork.invalid" -c commit.gpgsign=false)
 FORMAT_OPTS=(--zero-commit --no-signature --no-numbered --abbrev=12 --no-renames)
 
 die() { echo "series: ERROR: $*" >&2; exit 1; }
 
+# A property of the parent pom.
+pom_property() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$TOP/pom.xml" | head -n 1; }
+
 base_version() {
   if [ -n "${NETTY_BASE_VERSION:-}" ]; then echo "$NETTY_BASE_VERSION"; return; fi
-  sed -n 's:.*<netty.base.version>\(.*\)</netty.base.version>.*:\1:p' "$TOP/pom.xml" | head -n 1
+  pom_property netty.base.version
 }
 
-patches() { find "$PATCH_DIR" -maxdepth 1 -name '*.patch' | LC_ALL=C sort; }
+# The patch files in the order of PATCH_DIR/series; every .patch file must be listed, every listed one present.
+patches() {
+  local series=$PATCH_DIR/series name f
+  [ -f "$series" ] || die "no $series (the patch files in the order they apply, one a line)"
+  while IFS= read -r name; do
+    name=${name%%#*}; name=$(echo "$name" | tr -d '[:space:]')
+    [ -n "$name" ] || continue
+    [ -f "$PATCH_DIR/$name" ] || die "$series lists $name, but there is no such file in $PATCH_DIR"
+    echo "$PATCH_DIR/$name"
+  done <"$series"
+  for f in "$PATCH_DIR"/*.patch; do
+    [ -f "$f" ] || continue
+    grep -qx "$(basename "$f")" <(sed 's/#.*//;s/[[:space:]]//g' "$series") \
+      || die "$(basename "$f") is in $PATCH_DIR but not listed in $series; add it (in order) or delete it"
+  done
+}
+
+# The patch file whose number is $1 (0001 or 1).
+patch_file() {
+  local n p
+  n=$(printf '%04d' "$((10#${1:?patch number}))") || die "not a patch number: $1"
+  for p in $(patches); do
+    case "$(basename "$p")" in "$n"-*) echo "$p"; return ;; esac
+  done
+  die "no patch $n in $PATCH_DIR/series"
+}
+
+# Values of trailer $2 in patch file $1 (git interpret-trailers reads the message up to the patch's "---").
+trailer() { git interpret-trailers --parse <"$1" | sed -n "s/^$2: //p"; }
+
+# The commit message of a patch file (subject and body), as git am would record it.
+message() {
+  local tmp
+  tmp=$(mktemp)
+  git mailinfo "$tmp.msg" "$tmp.patch" <"$1" >"$tmp.info"
+  sed -n 's/^Subject: //p' "$tmp.info"
+  echo
+  cat "$tmp.msg"
+  rm -f "$tmp" "$tmp.msg" "$tmp.patch" "$tmp.info"
+}
+
+# A commit message without the fork-only trailers.
+strip_fork_trailers() { grep -Ev "$FORK_TRAILERS" | git stripspace; }
 
 # Paths a patch touches (both sides of each "diff --git" line).
 touched() { sed -n 's:^diff --git a/\(.*\) b/\(.*\)$:\1\n\2:p' "$1" | sort -u; }
@@ -96,10 +163,26 @@ cmd_apply() {
   echo "series: $module: applied $n patch(es) from $PATCH_DIR"
 }
 
+cmd_build_sources() {
+  local module out=$3 work
+  module=$(basename "$(cd "$1" && pwd)")
+  case " $PATCHED_MODULES " in *" $module "*) ;; *) die "$1 is not a patched module (no api-changes.txt)" ;; esac
+  work=$out.work
+  rm -rf "$out" "$work"
+  mkdir -p "$work"
+  cmd_unpack "$module" "$2" "$work"
+  cmd_apply "$module" "$work"
+  mv "$work/$module" "$out"
+  rm -rf "$work"
+}
+
 # The upstream sources jar of a patched module, resolved by Maven (so from the local repository Maven is configured
-# with: settings.xml, or -Dmaven.repo.local in MAVEN_ARGS) and copied to target/upstream-sources.
+# with: settings.xml, or -Dmaven.repo.local in MAVEN_ARGS): the copy the module's build made (MODULE/target/upstream),
+# else one copied to target/upstream-sources.
 sources_jar() {
   local artifact=netty-$1 version=$2 dir jar
+  jar=$TOP/$1/target/upstream/$artifact-$version-sources.jar
+  if [ -f "$jar" ]; then echo "$jar"; return; fi
   dir=$TOP/target/upstream-sources
   jar=$dir/$artifact-$version-sources.jar
   if [ ! -f "$jar" ]; then
@@ -145,8 +228,11 @@ cmd_regenerate() {
   [ -z "$(git -C "$dir" status --porcelain)" ] || die "$dir has uncommitted changes; commit them first"
   mkdir -p "$out"
   find "$out" -maxdepth 1 -name '*.patch' -delete
-  git -C "$dir" format-patch -q "${FORMAT_OPTS[@]}" -o "$out" upstream-base..HEAD
-  echo "series: wrote $(find "$out" -maxdepth 1 -name '*.patch' | wc -l) patch(es) to $out"
+  # format-patch prints the files in commit order: that order is the series.
+  git -C "$dir" format-patch "${FORMAT_OPTS[@]}" -o "$out" upstream-base..HEAD | while IFS= read -r f; do
+    basename "$f"
+  done >"$out/series"
+  echo "series: wrote $(wc -l <"$out/series") patch(es) and their order (series) to $out"
 }
 
 cmd_roundtrip() {
@@ -165,6 +251,7 @@ cmd_rebase_check() {
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
   mkdir -p "$tmp/series"
+  : >"$tmp/series/series"
   echo "| patch | applies onto $version | patched modules build |"
   echo "|---|---|---|"
   NETTY_BASE_VERSION=$version PATCH_DIR="$tmp/series" cmd_materialise "$tmp/tree" >/dev/null
@@ -173,8 +260,9 @@ cmd_rebase_check() {
     # Each patch on top of those that applied before it.
     if (cd "$tmp/tree" && git "${GIT_ID[@]}" am -q --keep-cr "$p" >/dev/null 2>&1); then
       cp "$p" "$tmp/series/"
+      basename "$p" >>"$tmp/series/series"
       if (cd "$TOP" && PATCH_DIR="$tmp/series" ./mvnw -B -q -ntp package -Dmaven.test.skip=true -Djapicmp.skip \
-          -Dnetty.base.version="$version" -pl transport,codec-http2,transport-classes-io_uring,transport-native-io_uring \
+          -Dnetty.base.version="$version" -pl "$(echo $PATCHED_MODULES | tr ' ' ',')" \
           >"$tmp/build-$name.log" 2>&1); then
         built=yes
       else
@@ -188,11 +276,6 @@ cmd_rebase_check() {
   done
 }
 
-# The files PATCHES.md lists for a patch: the lines of its "<!-- export NNNN" comment.
-export_files() {
-  sed -n "/^<!-- export $1:/,/^-->/p" "$TOP/PATCHES.md" | sed '1d;$d'
-}
-
 cmd_export() {
   local out=${1:-$TOP/target/export} p n files f name
   tree=$(mktemp -d)
@@ -203,20 +286,21 @@ cmd_export() {
   for p in $(patches); do
     name=$(basename "$p")
     n=${name%%-*}
-    files=$(export_files "$n")
-    [ -n "$files" ] || die "PATCHES.md lists no export files for $name (an '<!-- export $n:' comment)"
+    files=$(trailer "$p" Fork-PR-File)
+    [ -n "$files" ] || die "$name lists no new files of its PR (Fork-PR-File trailers)"
     (
       cd "$tree/tree"
       git checkout -q -B "export-$n" upstream-base
       git "${GIT_ID[@]}" am -q --keep-cr "$p" || die "patch $name does not apply onto the upstream sources"
       for f in $files; do
-        [ -f "$TOP/$f" ] || die "PATCHES.md lists $f for $name, but there is no such file"
+        [ -f "$TOP/$f" ] || die "$name lists $f (Fork-PR-File), but there is no such file"
         [ ! -e "$f" ] || die "$f, listed for $name, exists upstream: a PR can not add it"
         mkdir -p "$(dirname "$f")"
         cp "$TOP/$f" "$f"
         git add "$f"
       done
-      git "${GIT_ID[@]}" commit -q --amend --no-edit
+      git log -1 --format=%B | strip_fork_trailers >"$tree/msg"
+      git "${GIT_ID[@]}" commit -q --amend -F "$tree/msg"
       git format-patch -q "${FORMAT_OPTS[@]}" --start-number "$((10#$n))" -o "$out" -1 HEAD
       # The check: the PR file applies onto the upstream sources by itself.
       git checkout -q -B "check-$n" upstream-base
@@ -226,16 +310,147 @@ cmd_export() {
   echo "series: exported $(patches | wc -l) PR file(s) to $out, each checked to apply onto Netty $(base_version)"
 }
 
+cmd_pr_text() {
+  local p
+  p=$(patch_file "${1:?usage: pr-text NNNN}")
+  message "$p" | strip_fork_trailers
+}
+
+# Rewrites the message of the commit of patch $2 (1-based) in work tree $1 with the command $3 (stdin -> stdout).
+rewrite_message() {
+  local dir=$1 n=$2 filter=$3
+  (
+    cd "$dir"
+    FILTER_BRANCH_SQUELCH_WARNING=1 SERIES_N=$((10#$n)) SERIES_FILTER=$filter \
+      git "${GIT_ID[@]}" filter-branch -f --msg-filter \
+      'if [ "$(git rev-list --count upstream-base..$GIT_COMMIT)" = "$SERIES_N" ]; then
+         eval "$SERIES_FILTER"; else cat; fi' upstream-base..HEAD >/dev/null 2>&1 \
+      || die "could not rewrite the message of patch $n in $dir"
+    git update-ref -d refs/original/refs/heads/"$(git symbolic-ref --short HEAD)" 2>/dev/null || true
+  )
+}
+
+cmd_status() {
+  local n=${1:?usage: status NNNN STATUS} status=${2:?usage: status NNNN STATUS} p
+  case "$status" in
+    Pending|"Submitted ["*"]"|"Accepted ["*"]"|"Inappropriate ["*"]"|Backport|Denied) ;;
+    *) die "unknown Upstream-Status '$status': Pending, Submitted [PR URL], Accepted [version]," \
+         "Inappropriate [reason], Backport or Denied (OpenEmbedded's values)" ;;
+  esac
+  p=$(patch_file "$n")
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  cmd_materialise "$tmp/tree" >/dev/null
+  export SERIES_STATUS=$status
+  # Replaced where it stands (git interpret-trailers --if-exists replace would move it to the end).
+  cat >"$tmp/filter" <<'EOF'
+git interpret-trailers --if-exists doNothing --trailer "Upstream-Status: $SERIES_STATUS" |
+  awk -v s="$SERIES_STATUS" '/^Upstream-Status: / { print "Upstream-Status: " s; next } { print }'
+EOF
+  rewrite_message "$tmp/tree" "$(basename "$p" | cut -c1-4)" "sh $tmp/filter"
+  cmd_regenerate "$tmp/tree" >/dev/null
+  cmd_index
+  echo "series: $(basename "$p"): Upstream-Status: $status"
+}
+
+cmd_retire() {
+  local n p name m f
+  p=$(patch_file "${1:?usage: retire NNNN}")
+  name=$(basename "$p")
+  n=${name%%-*}
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  # Old numbers of the patches that stay, in order; their new numbers follow from the order.
+  patches | grep -v "/$name\$" | while IFS= read -r f; do basename "$f" | cut -c1-4; done >"$tmp/old-numbers"
+  grep -vx "$name" "$PATCH_DIR/series" >"$tmp/series" || true
+  mv "$tmp/series" "$PATCH_DIR/series"
+  mv "$p" "$tmp/retired"
+  # Renumbered and regenerated from the upstream sources (the retired patch is no longer applied).
+  cmd_materialise "$tmp/tree" >/dev/null
+  cmd_regenerate "$tmp/tree" >/dev/null
+  # api-changes.txt: drop the retired patch's section ("# NNNN ..." up to the next "# NNNN" line), renumber the rest.
+  for m in $PATCHED_MODULES; do
+    f=$TOP/$m/api-changes.txt
+    awk -v gone="$n" -v map="$(awk '{ printf "%s%s=%04d", (NR > 1 ? "," : ""), $1, NR }' "$tmp/old-numbers")" '
+      BEGIN { k = split(map, pairs, ","); for (i = 1; i <= k; i++) { split(pairs[i], kv, "="); to[kv[1]] = kv[2] } }
+      /^# [0-9][0-9][0-9][0-9] / { num = substr($0, 3, 4); skip = (num == gone); if (!skip) { sub(/^# [0-9]+/, "# " to[num]) } }
+      !skip { print }' "$f" >"$tmp/api" && cat "$tmp/api" >"$f"
+  done
+  cmd_index
+  echo "series: retired $name; $(patches | wc -l) patch(es) left, renumbered. Its PR's files stay (upstream has them" \
+    "now; git rm those that no other patch lists once the build does not need them):"
+  trailer "$tmp/retired" Fork-PR-File | sed 's/^/  /'
+}
+
+# The generated part of PATCHES.md: one row per patch.
+index_table() {
+  local p name n m mods api doc
+  echo "| patch | upstream status | modules | API added | effect |"
+  echo "|---|---|---|---|---|"
+  for p in $(patches); do
+    name=$(basename "$p")
+    n=${name%%-*}
+    mods=$(for m in $PATCHED_MODULES; do if touched "$p" | grep -q "^$m/"; then printf '`%s` ' "$m"; fi; done)
+    api=$(for m in $PATCHED_MODULES; do
+      awk -v n="$n" '/^# [0-9][0-9][0-9][0-9] / { on = (substr($0, 3, 4) == n); next } on && NF && !/^#/' \
+        "$TOP/$m/api-changes.txt"; done | sed -E 's/^NEW //;s/([a-z0-9_]+\.)+([A-Z])/\2/g;s/.*/`&`/' | paste -sd ';' \
+      | sed 's/;/; /g')
+    doc=$(trailer "$p" Fork-Doc)
+    echo "| [$n]($doc) $(message "$p" | head -n 1) ([patch](patches/$name)) | $(trailer "$p" Upstream-Status) |" \
+      "${mods% } | ${api:-none} | $(trailer "$p" Fork-Effect) |"
+  done
+}
+
+# PATCHES.md's index between its "<!-- index" and "<!-- /index -->" lines is index_table's output.
+cmd_index() {
+  local md=$TOP/PATCHES.md tmp
+  grep -q '^<!-- index' "$md" && grep -q '^<!-- /index -->' "$md" || die "PATCHES.md has no <!-- index --> block"
+  tmp=$(mktemp)
+  index_table >"$tmp.table"
+  awk -v table="$tmp.table" '
+    /^<!-- index/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
+    /^<!-- \/index -->/ { skip = 0 }
+    !skip { print }' "$md" >"$tmp"
+  if [ "${1:-}" = --check ]; then
+    if ! diff -u "$md" "$tmp" >&2; then
+      rm -f "$tmp" "$tmp.table"
+      die "PATCHES.md's index is not the series' (run tools/series.sh index)"
+    fi
+    echo "series: PATCHES.md's index matches the series"
+  else
+    cat "$tmp" >"$md"
+  fi
+  rm -f "$tmp" "$tmp.table"
+}
+
+cmd_build_props() {
+  echo "-Dfork.version=$(pom_property revision) -Dnetty.base.version=$(base_version)" \
+    "-Djunit.version=$(pom_property junit.version)" \
+    "-Dfork.patchedModules=$(echo $PATCHED_MODULES | tr ' ' ',')"
+}
+
 case "${1:-}" in
-  unpack) shift; [ $# -eq 3 ] || die "usage: unpack MODULE SOURCES_JAR ROOT"; cmd_unpack "$@" ;;
+  unpack) shift; [ $# -eq 3 ] || die "usage: unpack MODULE SOURCES_JAR ROOT"; cmd_unpack "$@"; exit ;;
+  modules) echo "$PATCHED_MODULES" | tr ' ' '\n' | sed '/^$/d'; exit ;;
+  build-props) cmd_build_props; exit ;;
+esac
+# Every other command reads the series: check it here (a check inside $(...) would not stop the script).
+[ "${1:-}" = apply ] && [ $# -ge 4 ] && PATCH_DIR=$4
+patches >/dev/null
+case "${1:-}" in
+  build-sources) shift; [ $# -eq 3 ] || die "usage: build-sources MODULE_DIR SOURCES_JAR OUT"; cmd_build_sources "$@" ;;
   apply) shift; [ $# -ge 2 ] || die "usage: apply MODULE ROOT [PATCH_DIR]"
-    [ $# -lt 3 ] || PATCH_DIR=$3
     cmd_apply "$1" "$2" ;;
   materialise|materialize) shift; cmd_materialise "$@" ;;
   regenerate) shift; cmd_regenerate "$@" ;;
   roundtrip) cmd_roundtrip ;;
   export) shift; cmd_export "$@" ;;
+  pr-text) shift; cmd_pr_text "$@" ;;
+  status) shift; cmd_status "$@" ;;
+  retire) shift; cmd_retire "$@" ;;
+  index) shift; cmd_index "$@" ;;
   rebase-check) shift; cmd_rebase_check "$@" ;;
-  *) die "usage: tools/series.sh materialise [DIR] | regenerate [DIR] | roundtrip | export [OUT] | unpack ... |" \
-       "apply ..." ;;
+  *) die "usage: tools/series.sh materialise [DIR] | regenerate [DIR] | roundtrip | export [OUT] |" \
+       "pr-text NNNN | status NNNN STATUS | retire NNNN | index [--check] | modules | build-props |" \
+       "rebase-check VERSION | unpack ... | apply ..." ;;
 esac

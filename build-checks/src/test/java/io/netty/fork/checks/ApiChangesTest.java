@@ -53,7 +53,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ApiChangesTest {
 
     static Stream<String> modules() {
-        return Fork.PATCHED_MODULES.stream().filter(m -> !m.equals("transport-native-io_uring"));
+        return Fork.PATCHED_MODULES.stream();
     }
 
     @ParameterizedTest

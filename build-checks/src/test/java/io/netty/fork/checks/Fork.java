@@ -33,14 +33,15 @@ import java.util.stream.Stream;
  * Where the fork's build puts things, and what the patch series touches.
  */
 final class Fork {
-    /** Folders of the patched modules, as in Netty's tree; each builds {@code netty-<folder>}. */
-    static final List<String> PATCHED_MODULES =
-            List.of("transport", "codec-http2", "transport-classes-io_uring", "transport-native-io_uring");
-
     static final Path ROOT = Paths.get(property("fork.root")).toAbsolutePath().normalize();
+    /**
+     * Folders of the patched modules, as in Netty's tree; each builds {@code netty-<folder>}. A patched module is a
+     * folder with an {@code api-changes.txt}: the same marker switches on the parent pom's {@code patched-module}
+     * profile and makes the folder one of {@code tools/series.sh modules}.
+     */
+    static final List<String> PATCHED_MODULES = patchedModules(ROOT);
     static final String VERSION = property("fork.version");
     static final String BASE_VERSION = property("netty.base.version");
-    static final Path UPSTREAM_JARS = Paths.get(property("upstream.jars"));
     /** The build's Maven local repository, wherever settings.xml or -Dmaven.repo.local put it. */
     static final String LOCAL_REPOSITORY = property("fork.localRepository");
 
@@ -57,6 +58,18 @@ final class Fork {
         return value;
     }
 
+    static List<String> patchedModules(Path root) {
+        try (Stream<Path> dirs = Files.list(root)) {
+            List<String> modules = new ArrayList<>();
+            dirs.filter(d -> Files.isRegularFile(d.resolve("api-changes.txt")))
+                    .filter(d -> Files.isRegularFile(d.resolve("pom.xml")))
+                    .map(d -> d.getFileName().toString()).sorted().forEach(modules::add);
+            return List.copyOf(modules);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     static String artifactId(String module) {
         return "netty-" + module;
     }
@@ -67,20 +80,53 @@ final class Fork {
         return ROOT.resolve(module).resolve("target").resolve(artifactId(module) + '-' + VERSION + suffix + ".jar");
     }
 
-    /** The upstream jar of a module at the base release. */
+    /**
+     * The upstream jar of a module at the base release, as the module's build copied it (the parent's
+     * {@code patched-module} profile) next to its own.
+     */
     static Path upstreamJar(String module, String classifier) {
         String suffix = classifier == null ? "" : '-' + classifier;
-        return UPSTREAM_JARS.resolve(artifactId(module) + '-' + BASE_VERSION + suffix + ".jar");
+        return ROOT.resolve(module).resolve("target/upstream").resolve(
+                artifactId(module) + '-' + BASE_VERSION + suffix + ".jar");
     }
 
+    /** The patch files in the order of {@code patches/series}. */
     static List<Path> patches() {
-        try (Stream<Path> files = Files.list(ROOT.resolve("patches"))) {
-            List<Path> patches = new ArrayList<>();
-            files.filter(p -> p.getFileName().toString().endsWith(".patch")).sorted().forEach(patches::add);
-            return patches;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        List<Path> patches = new ArrayList<>();
+        for (String line : read(ROOT.resolve("patches/series")).split("\n")) {
+            String name = line.replaceAll("#.*", "").trim();
+            if (!name.isEmpty()) {
+                patches.add(ROOT.resolve("patches").resolve(name));
+            }
         }
+        return patches;
+    }
+
+    /** The values of a trailer of a patch's commit message (its last paragraph before the "---" line). */
+    static List<String> trailers(Path patch, String key) {
+        List<String> lines = new ArrayList<>();
+        for (String line : read(patch).split("\n")) {
+            if (line.equals("---")) {
+                break;
+            }
+            if (line.isEmpty()) {
+                lines.clear();
+            } else {
+                lines.add(line);
+            }
+        }
+        List<String> values = new ArrayList<>();
+        for (String line : lines) {
+            if (line.startsWith(key + ": ")) {
+                values.add(line.substring(key.length() + 2).trim());
+            }
+        }
+        return values;
+    }
+
+    /** The patch's number, as its file name starts ({@code 0001}). */
+    static String number(Path patch) {
+        return patch.getFileName().toString().substring(0, 4);
     }
 
     /** Paths (as in Netty's tree) that the series touches: added, removed or modified. */

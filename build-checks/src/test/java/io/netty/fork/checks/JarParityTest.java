@@ -153,7 +153,7 @@ class JarParityTest {
     @ParameterizedTest
     @MethodSource("modules")
     void sourcesJarHoldsThePatchedSources(String module) throws IOException {
-        Path patched = Fork.ROOT.resolve(module).resolve("target/series").resolve(module).resolve("src/main");
+        Path patched = Fork.ROOT.resolve(module).resolve("target/series/src/main");
         Set<String> touched = Fork.touchedPaths();
         try (ZipFile fork = new ZipFile(Fork.forkJar(module, "sources").toFile());
              ZipFile upstream = new ZipFile(Fork.upstreamJar(module, "sources").toFile())) {

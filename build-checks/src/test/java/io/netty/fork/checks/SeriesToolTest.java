@@ -22,13 +22,14 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -48,7 +49,10 @@ class SeriesToolTest {
         assertThat(r.output).contains("byte-identical");
     }
 
-    /** One PR file per patch, with the tests and benchmarks PATCHES.md lists, each applying onto upstream alone. */
+    /**
+     * One PR file per patch, with the new files its Fork-PR-File trailers list, without the fork-only trailers, each
+     * applying onto upstream alone.
+     */
     @Test
     void exportWritesOneCheckedPrFilePerPatch(@TempDir Path tmp) throws Exception {
         Path out = tmp.resolve("export");
@@ -59,28 +63,185 @@ class SeriesToolTest {
             Path exported = out.resolve(patch.getFileName());
             assertThat(exported).exists();
             String text = new String(Files.readAllBytes(exported), StandardCharsets.UTF_8);
-            String n = patch.getFileName().toString().substring(0, 4);
-            List<String> files = exportFiles(n);
-            assertThat(files).as("export files of %s in PATCHES.md", n).isNotEmpty();
+            List<String> files = Fork.trailers(patch, "Fork-PR-File");
+            assertThat(files).as("Fork-PR-File trailers of %s", patch.getFileName()).isNotEmpty();
             for (String file : files) {
                 assertThat(text).contains("diff --git a/" + file + " b/" + file);
+            }
+            String message = text.substring(0, text.indexOf("\n---\n"));
+            assertThat(message).contains("Motivation:").doesNotContain("Upstream-Status:").doesNotContain("\nFork-");
+        }
+    }
+
+    /** The PR text is the patch's message (subject first) without the fork-only trailers. */
+    @Test
+    void prTextIsTheCommitMessageWithoutForkTrailers() throws Exception {
+        for (Path patch : Fork.patches()) {
+            Result r = run(null, "pr-text", Fork.number(patch));
+            assertThat(r.exit).as(r.output).isZero();
+            String subject = subject(patch);
+            assertThat(r.output).startsWith(subject + "\n\nMotivation:\n").contains("\nModifications:\n")
+                    .contains("\nResult:\n").doesNotContain("Upstream-Status").doesNotContain("Fork-");
+            assertThat(Fork.read(patch)).contains(r.output.substring(subject.length()).trim());
+        }
+    }
+
+    private static String subject(Path patch) {
+        StringBuilder subject = new StringBuilder();
+        boolean in = false;
+        for (String line : Fork.read(patch).split("\n")) {
+            if (line.startsWith("Subject: [PATCH] ")) {
+                subject.append(line.substring("Subject: [PATCH] ".length()));
+                in = true;
+            } else if (in && line.startsWith(" ")) {
+                subject.append(line);
+            } else if (in) {
+                break;
+            }
+        }
+        return subject.toString();
+    }
+
+    /** Each patch's metadata: an OpenEmbedded Upstream-Status, its effect, its long form and its PR's new files. */
+    @Test
+    void everyPatchCarriesItsMetadata() {
+        assertThat(Fork.patches()).isNotEmpty();
+        for (Path patch : Fork.patches()) {
+            String name = patch.getFileName().toString();
+            assertThat(Fork.trailers(patch, "Upstream-Status")).as("Upstream-Status of %s", name).singleElement()
+                    .asString()
+                    .matches("Pending|Submitted \\[.+]|Accepted \\[.+]|Inappropriate \\[.+]|Backport|Denied");
+            assertThat(Fork.trailers(patch, "Fork-Effect")).as("Fork-Effect of %s", name).hasSize(1);
+            List<String> doc = Fork.trailers(patch, "Fork-Doc");
+            assertThat(doc).as("Fork-Doc of %s", name).hasSize(1);
+            Path docFile = Fork.ROOT.resolve(doc.get(0));
+            assertThat(docFile).isRegularFile();
+            String docText = Fork.read(docFile);
+            for (String file : Fork.trailers(patch, "Fork-PR-File")) {
+                assertThat(Fork.ROOT.resolve(file)).as("Fork-PR-File of %s", name).isRegularFile();
+                // The long form says what each new file proves.
+                String simpleName = file.substring(file.lastIndexOf('/') + 1);
+                assertThat(docText).as("%s mentions %s", doc.get(0), file).contains(simpleName);
             }
         }
     }
 
-    private static List<String> exportFiles(String n) {
-        List<String> files = new ArrayList<>();
-        boolean in = false;
-        for (String line : Fork.read(Fork.ROOT.resolve("PATCHES.md")).split("\n")) {
-            if (line.startsWith("<!-- export " + n + ":")) {
-                in = true;
-            } else if (in && line.startsWith("-->")) {
-                break;
-            } else if (in) {
-                files.add(line.trim());
+    /** patches/series lists every patch file once and nothing else; the tool refuses a series that does not. */
+    @Test
+    void seriesFileListsExactlyThePatchFiles(@TempDir Path tmp) throws Exception {
+        List<String> files;
+        try (Stream<Path> list = Files.list(Fork.ROOT.resolve("patches"))) {
+            files = list.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".patch")).sorted()
+                    .collect(Collectors.toList());
+        }
+        assertThat(Fork.patches().stream().map(p -> p.getFileName().toString())).containsExactlyElementsOf(files);
+
+        Path patches = Files.createDirectories(tmp.resolve("patches"));
+        Files.write(patches.resolve("0001-codec-http2-broken.patch"), brokenPatch(), StandardCharsets.UTF_8);
+        Files.write(patches.resolve("series"), List.of("# empty"), StandardCharsets.UTF_8);
+        Result unlisted = run(patches, "pr-text", "0001");
+        assertThat(unlisted.exit).isNotZero();
+        assertThat(unlisted.output).contains("0001-codec-http2-broken.patch").contains("not listed");
+
+        Files.write(patches.resolve("series"), List.of("0001-codec-http2-broken.patch", "0002-missing.patch"),
+                StandardCharsets.UTF_8);
+        Result missing = run(patches, "pr-text", "0001");
+        assertThat(missing.exit).isNotZero();
+        assertThat(missing.output).contains("0002-missing.patch").contains("no such file");
+    }
+
+    /** PATCHES.md's table is what tools/series.sh index generates from the patches. */
+    @Test
+    void patchesIndexIsGeneratedFromTheSeries() throws Exception {
+        Result r = run(null, "index", "--check");
+        assertThat(r.exit).as(r.output).isZero();
+        for (Path patch : Fork.patches()) {
+            assertThat(Fork.read(Fork.ROOT.resolve("PATCHES.md"))).contains("patches/" + patch.getFileName());
+        }
+    }
+
+    /**
+     * Retiring the first patch (merged upstream) on a copy of the repository: it leaves the series and patches/, the
+     * others are renumbered with their content unchanged but for the number, its api-changes.txt sections go and the
+     * others' are renumbered, and PATCHES.md's index follows.
+     */
+    @Test
+    void retireDropsThePatchAndRenumbersTheRest(@TempDir Path tmp) throws Exception {
+        Path copy = tmp.resolve("repo");
+        copyRepository(Fork.ROOT, copy, true);
+        List<Path> before = Fork.patches();
+        assertThat(before).as("a series of at least two patches").hasSizeGreaterThan(1);
+        String retired = before.get(0).getFileName().toString();
+
+        Result r = execIn(copy, "bash", copy.resolve("tools/series.sh").toString(), "retire", "0001");
+        assertThat(r.exit).as(r.output).isZero();
+
+        List<String> series = Files.readAllLines(copy.resolve("patches/series"));
+        assertThat(series).hasSize(before.size() - 1).doesNotContain(retired);
+        assertThat(copy.resolve("patches").resolve(retired)).doesNotExist();
+        for (int i = 1; i < before.size(); i++) {
+            String oldName = before.get(i).getFileName().toString();
+            String newName = String.format("%04d", i) + oldName.substring(4);
+            assertThat(series.get(i - 1)).isEqualTo(newName);
+            assertThat(Fork.read(copy.resolve("patches").resolve(newName))).isEqualTo(Fork.read(before.get(i)));
+        }
+        String md = Fork.read(copy.resolve("PATCHES.md"));
+        assertThat(md).doesNotContain("patches/" + retired).contains("patches/" + series.get(0));
+        for (String module : Fork.PATCHED_MODULES) {
+            String oldApi = Fork.read(Fork.ROOT.resolve(module).resolve("api-changes.txt"));
+            String newApi = Fork.read(copy.resolve(module).resolve("api-changes.txt"));
+            assertThat(newApi).doesNotContainPattern("(?m)^# " + Fork.number(before.get(0)) + " .*"
+                    + Pattern.quote(subjectWords(before.get(0))));
+            for (int i = 1; i < before.size(); i++) {
+                String header = "# " + Fork.number(before.get(i)) + ' ';
+                if (oldApi.contains("\n" + header)) {
+                    assertThat(newApi).contains("\n# " + String.format("%04d", i) + ' ');
+                }
             }
         }
-        return files;
+        assertThat(Fork.read(copy.resolve("codec-http2/api-changes.txt")))
+                .doesNotContain("UniformStreamByteDistributor(io.netty.handler.codec.http2.Http2Connection, int)");
+    }
+
+    private static String subjectWords(Path patch) {
+        String subject = subject(patch);
+        return subject.substring(subject.indexOf(':') + 1).trim();
+    }
+
+    /**
+     * The repository's own files (no build output, no git metadata), and with {@code withSources} the upstream
+     * sources jars the patched modules' builds copied (so that the tool needs no Maven run for them).
+     */
+    private static void copyRepository(Path from, Path to, boolean withSources) throws IOException {
+        try (Stream<Path> paths = Files.walk(from)) {
+            for (Path p : paths.collect(Collectors.toList())) {
+                Path rel = from.relativize(p);
+                if (rel.toString().isEmpty()) {
+                    Files.createDirectories(to);
+                    continue;
+                }
+                boolean sourcesJar = withSources && rel.getNameCount() == 4
+                        && rel.getName(1).toString().equals("target") && rel.getName(2).toString().equals("upstream")
+                        && rel.toString().endsWith("-sources.jar");
+                boolean skip = false;
+                for (Path part : sourcesJar ? rel.getFileName() : rel) {
+                    String n = part.toString();
+                    if (n.equals("target") || n.equals(".git")) {
+                        skip = true;
+                        break;
+                    }
+                }
+                if (skip) {
+                    continue;
+                }
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(to.resolve(rel.toString()));
+                } else {
+                    Files.createDirectories(to.resolve(rel.toString()).getParent());
+                    Files.copy(p, to.resolve(rel.toString()), StandardCopyOption.COPY_ATTRIBUTES);
+                }
+            }
+        }
     }
 
     @Test
@@ -97,6 +258,7 @@ class SeriesToolTest {
     void patchThatDoesNotApplyNamesPatchAndFile(@TempDir Path tmp) throws Exception {
         Path patches = Files.createDirectories(tmp.resolve("patches"));
         Files.write(patches.resolve("0001-codec-http2-broken.patch"), brokenPatch(), StandardCharsets.UTF_8);
+        Files.write(patches.resolve("series"), List.of("0001-codec-http2-broken.patch"), StandardCharsets.UTF_8);
         Path root = unpackCodecHttp2(tmp);
 
         Result r = run(patches, "apply", "codec-http2", root.toString());
@@ -108,6 +270,7 @@ class SeriesToolTest {
     void materialiseStopsAtThePatchThatDoesNotApply(@TempDir Path tmp) throws Exception {
         Path patches = Files.createDirectories(tmp.resolve("patches"));
         Files.write(patches.resolve("0001-codec-http2-broken.patch"), brokenPatch(), StandardCharsets.UTF_8);
+        Files.write(patches.resolve("series"), List.of("0001-codec-http2-broken.patch"), StandardCharsets.UTF_8);
         Result r = run(patches, "materialise", tmp.resolve("tree").toString());
         assertThat(r.exit).isNotZero();
         assertThat(r.output).contains("0001-codec-http2-broken.patch").contains(TARGET).contains("git am --continue");
@@ -127,6 +290,7 @@ class SeriesToolTest {
                 "@@ -1 +1 @@",
                 "-a",
                 "+b"), StandardCharsets.UTF_8);
+        Files.write(patches.resolve("series"), List.of("0001-handler-change.patch"), StandardCharsets.UTF_8);
         Path root = unpackCodecHttp2(tmp);
 
         Result r = run(patches, "apply", "codec-http2", root.toString());
@@ -161,24 +325,26 @@ class SeriesToolTest {
     }
 
     /**
-     * The tool finds the upstream sources through Maven, never through {@code $HOME}: with HOME an empty folder and a
-     * local repository of its own (which reads what it lacks from the build's, as Maven's chained local repository
-     * does), materialise works and writes nothing under HOME.
+     * The tool finds the upstream sources through Maven, never through {@code $HOME}: in a checkout where nothing was
+     * built yet (a copy without target folders), with HOME an empty folder and a local repository of its own (which
+     * reads what it lacks from the build's, as Maven's chained local repository does), materialise works and writes
+     * nothing under HOME.
      */
     @Test
     void materialiseAsksMavenNotHome(@TempDir Path tmp) throws Exception {
         Path home = Files.createDirectories(tmp.resolve("home"));
         Path repo = tmp.resolve("repo");
         Path tree = tmp.resolve("tree");
-        Path sources = Fork.ROOT.resolve("target/upstream-sources");
-        deleteRecursively(sources);
+        Path checkout = tmp.resolve("checkout");
+        copyRepository(Fork.ROOT, checkout, false);
+        Path sources = checkout.resolve("target/upstream-sources");
         Map<String, String> env = new HashMap<>();
         env.put("HOME", home.toString());
         // Where the wrapper keeps its Maven: as for the build, not under the empty HOME.
         String userHome = System.getenv("MAVEN_USER_HOME");
         env.put("MAVEN_USER_HOME", userHome != null ? userHome : System.getenv("HOME") + "/.m2");
         env.put("MAVEN_ARGS", "-Dmaven.repo.local=" + repo + " -Dmaven.repo.local.tail=" + Fork.LOCAL_REPOSITORY);
-        Result r = execWith(Fork.ROOT, env, "bash", Fork.ROOT.resolve("tools/series.sh").toString(),
+        Result r = execWith(checkout, env, "bash", checkout.resolve("tools/series.sh").toString(),
                 "materialise", tree.toString());
         assertThat(r.exit).as(r.output).isZero();
         assertThat(tree.resolve(TARGET)).exists();
@@ -189,23 +355,17 @@ class SeriesToolTest {
         }
     }
 
-    private static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
-                Files.delete(p);
-            }
-        }
-    }
-
     private static Result run(Path patchDir, String... args) throws Exception {
         List<String> command = new ArrayList<>();
         command.add("bash");
         command.add(Fork.ROOT.resolve("tools/series.sh").toString());
         command.addAll(Arrays.asList(args));
         return exec(Fork.ROOT, patchDir, command.toArray(new String[0]));
+    }
+
+    /** Runs a command in another checkout, with the build's local repository. */
+    private static Result execIn(Path dir, String... command) throws IOException, InterruptedException {
+        return exec(dir, null, command);
     }
 
     private static Result exec(Path dir, Path patchDir, String... command) throws IOException, InterruptedException {

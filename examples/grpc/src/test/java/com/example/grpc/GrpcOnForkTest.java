@@ -15,20 +15,23 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** gRPC-java over the Netty the BOM gives, on io_uring and on epoll: the right jars, every byte intact. */
 class GrpcOnForkTest {
-    private static final Set<String> PATCHED = Set.of("netty-transport", "netty-codec-http2",
-            "netty-transport-classes-io_uring", "netty-transport-native-io_uring");
+    /** The patched modules, from the build ({@code -Dfork.patchedModules}), as artifact ids. */
+    private static final Set<String> PATCHED = Arrays.stream(System.getProperty("fork.patchedModules").split(","))
+            .map(module -> "netty-" + module.trim()).collect(Collectors.toSet());
     private static final int CALLS = 32;
 
     @Test

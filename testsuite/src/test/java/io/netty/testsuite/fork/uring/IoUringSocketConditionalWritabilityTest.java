@@ -15,30 +15,31 @@
  */
 package io.netty.testsuite.fork.uring;
 
+import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketShutdownOutputByPeerTest;
+import io.netty.testsuite.transport.socket.SocketConditionalWritabilityTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link SocketShutdownOutputByPeerTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link SocketConditionalWritabilityTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringShutdownOutputByPeerForkTest {
+public class IoUringSocketConditionalWritabilityTest {
     @Nested
-    public class Plain extends SocketShutdownOutputByPeerTest {
+    public class Plain extends SocketConditionalWritabilityTest {
         @Override
-        protected List<TestsuitePermutation.BootstrapFactory<ServerBootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.ioUringServerSocket();
+        protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 
     @Nested
-    public class BufferRing extends SocketShutdownOutputByPeerTest {
+    public class BufferRing extends SocketConditionalWritabilityTest {
         @Override
-        protected List<TestsuitePermutation.BootstrapFactory<ServerBootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.ioUringServerSocket();
+        protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

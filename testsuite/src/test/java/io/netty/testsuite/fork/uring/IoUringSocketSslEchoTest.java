@@ -18,28 +18,28 @@ package io.netty.testsuite.fork.uring;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketExceptionHandlingTest;
+import io.netty.testsuite.transport.socket.SocketSslEchoTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link SocketExceptionHandlingTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link SocketSslEchoTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringExceptionHandlingForkTest {
+public class IoUringSocketSslEchoTest {
     @Nested
-    public class Plain extends SocketExceptionHandlingTest {
+    public class Plain extends SocketSslEchoTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 
     @Nested
-    public class BufferRing extends SocketExceptionHandlingTest {
+    public class BufferRing extends SocketSslEchoTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

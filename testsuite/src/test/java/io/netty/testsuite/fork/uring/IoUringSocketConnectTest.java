@@ -18,28 +18,28 @@ package io.netty.testsuite.fork.uring;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketConditionalWritabilityTest;
+import io.netty.testsuite.transport.socket.SocketConnectTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link SocketConditionalWritabilityTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link SocketConnectTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringConditionalWritabilityForkTest {
+public class IoUringSocketConnectTest {
     @Nested
-    public class Plain extends SocketConditionalWritabilityTest {
+    public class Plain extends SocketConnectTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 
     @Nested
-    public class BufferRing extends SocketConditionalWritabilityTest {
+    public class BufferRing extends SocketConnectTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

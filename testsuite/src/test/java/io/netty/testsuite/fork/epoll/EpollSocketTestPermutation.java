@@ -29,13 +29,13 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 /**
  * epoll servers and clients, each against the other and against NIO.
  */
-public final class ForkEpollSocketTestPermutation extends ForkSocketTestPermutation {
-    public static final ForkEpollSocketTestPermutation INSTANCE = new ForkEpollSocketTestPermutation();
+public final class EpollSocketTestPermutation extends ForkSocketTestPermutation {
+    public static final EpollSocketTestPermutation INSTANCE = new EpollSocketTestPermutation();
 
     private final EventLoopGroup bossGroup;
     private final EventLoopGroup workerGroup;
 
-    private ForkEpollSocketTestPermutation() {
+    private EpollSocketTestPermutation() {
         Epoll.ensureAvailability();
         bossGroup = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("fork-epoll-boss", true),
                 EpollIoHandler.newFactory());

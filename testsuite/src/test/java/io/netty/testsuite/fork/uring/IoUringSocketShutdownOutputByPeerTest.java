@@ -15,31 +15,30 @@
  */
 package io.netty.testsuite.fork.uring;
 
-import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketConnectTest;
+import io.netty.testsuite.transport.socket.SocketShutdownOutputByPeerTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link SocketConnectTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link SocketShutdownOutputByPeerTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringConnectForkTest {
+public class IoUringSocketShutdownOutputByPeerTest {
     @Nested
-    public class Plain extends SocketConnectTest {
+    public class Plain extends SocketShutdownOutputByPeerTest {
         @Override
-        protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+        protected List<TestsuitePermutation.BootstrapFactory<ServerBootstrap>> newFactories() {
+            return IoUringSocketTestPermutation.PLAIN.ioUringServerSocket();
         }
     }
 
     @Nested
-    public class BufferRing extends SocketConnectTest {
+    public class BufferRing extends SocketShutdownOutputByPeerTest {
         @Override
-        protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+        protected List<TestsuitePermutation.BootstrapFactory<ServerBootstrap>> newFactories() {
+            return IoUringSocketTestPermutation.BUFFER_RING.ioUringServerSocket();
         }
     }
 }

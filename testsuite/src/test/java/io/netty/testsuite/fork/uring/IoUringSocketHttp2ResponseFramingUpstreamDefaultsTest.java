@@ -27,14 +27,14 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * The companion of {@link IoUringHttp2ResponseFramingForkTest}: the same servers and clients on io_uring, in a JVM
+ * The companion of {@link IoUringSocketHttp2ResponseFramingTest}: the same servers and clients on io_uring, in a JVM
  * that restores upstream's defaults ({@code -Dio.netty.http2.defaultStreamByteDistributor=weightedFairQueue
  * -Dio.netty.iouring.inFlightWritability=false}; surefire execution {@code upstream-defaults}). Responses must still
  * arrive complete and intact; their framing is only logged (it depends on when write completions are processed), so
  * the build output shows the fragmentation the fork removes. Tagged {@value #TAG}: only that execution runs it.
  */
-@Tag(IoUringHttp2ResponseFramingUpstreamDefaultsTest.TAG)
-public class IoUringHttp2ResponseFramingUpstreamDefaultsTest extends SocketHttp2ResponseFramingTest {
+@Tag(IoUringSocketHttp2ResponseFramingUpstreamDefaultsTest.TAG)
+public class IoUringSocketHttp2ResponseFramingUpstreamDefaultsTest extends SocketHttp2ResponseFramingTest {
     static final String TAG = "upstream-defaults";
 
     @BeforeAll
@@ -51,6 +51,6 @@ public class IoUringHttp2ResponseFramingUpstreamDefaultsTest extends SocketHttp2
 
     @Override
     protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-        return ForkIoUringSocketTestPermutation.PLAIN.socket();
+        return IoUringSocketTestPermutation.PLAIN.socket();
     }
 }

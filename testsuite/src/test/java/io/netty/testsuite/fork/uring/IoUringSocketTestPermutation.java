@@ -37,17 +37,17 @@ import java.util.List;
 /**
  * io_uring servers and clients, with or without a provided-buffer ring, each against the other and against NIO.
  */
-public final class ForkIoUringSocketTestPermutation extends ForkSocketTestPermutation {
+public final class IoUringSocketTestPermutation extends ForkSocketTestPermutation {
     private static final short BUFFER_GROUP_ID = 7;
 
-    public static final ForkIoUringSocketTestPermutation PLAIN = new ForkIoUringSocketTestPermutation(false);
-    public static final ForkIoUringSocketTestPermutation BUFFER_RING = new ForkIoUringSocketTestPermutation(true);
+    public static final IoUringSocketTestPermutation PLAIN = new IoUringSocketTestPermutation(false);
+    public static final IoUringSocketTestPermutation BUFFER_RING = new IoUringSocketTestPermutation(true);
 
     private final boolean bufferRing;
     private final EventLoopGroup bossGroup;
     private final EventLoopGroup workerGroup;
 
-    private ForkIoUringSocketTestPermutation(boolean bufferRing) {
+    private IoUringSocketTestPermutation(boolean bufferRing) {
         IoUring.ensureAvailability();
         this.bufferRing = bufferRing;
         String name = bufferRing ? "fork-io_uring-ring" : "fork-io_uring";

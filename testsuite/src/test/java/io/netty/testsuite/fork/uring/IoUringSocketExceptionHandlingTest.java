@@ -18,28 +18,28 @@ package io.netty.testsuite.fork.uring;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketSslEchoTest;
+import io.netty.testsuite.transport.socket.SocketExceptionHandlingTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link SocketSslEchoTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link SocketExceptionHandlingTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringSslEchoForkTest {
+public class IoUringSocketExceptionHandlingTest {
     @Nested
-    public class Plain extends SocketSslEchoTest {
+    public class Plain extends SocketExceptionHandlingTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 
     @Nested
-    public class BufferRing extends SocketSslEchoTest {
+    public class BufferRing extends SocketExceptionHandlingTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

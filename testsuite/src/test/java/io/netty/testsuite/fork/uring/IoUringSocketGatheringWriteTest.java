@@ -18,28 +18,28 @@ package io.netty.testsuite.fork.uring;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.CompositeBufferGatheringWriteTest;
+import io.netty.testsuite.transport.socket.SocketGatheringWriteTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link CompositeBufferGatheringWriteTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link SocketGatheringWriteTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringCompositeBufferGatheringWriteForkTest {
+public class IoUringSocketGatheringWriteTest {
     @Nested
-    public class Plain extends CompositeBufferGatheringWriteTest {
+    public class Plain extends SocketGatheringWriteTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 
     @Nested
-    public class BufferRing extends CompositeBufferGatheringWriteTest {
+    public class BufferRing extends SocketGatheringWriteTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

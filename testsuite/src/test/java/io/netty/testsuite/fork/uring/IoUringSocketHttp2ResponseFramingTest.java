@@ -18,22 +18,29 @@ package io.netty.testsuite.fork.uring;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketAutoReadTest;
+import io.netty.testsuite.transport.socket.SocketHttp2ResponseFramingTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link SocketAutoReadTest} on the fork's io_uring transport. Not with a provided-buffer ring: the test
- * expects one read per {@code read()} call, which multishot receives into a buffer ring do not give (it fails the same way
- * with upstream's artifacts; see PATCHES.md).
+ * {@link SocketHttp2ResponseFramingTest} on the fork's io_uring transport, without and with a provided-buffer ring
+ * (upstream runs it as {@code IoUringSocketHttp2ResponseFramingTest}).
  */
-public class IoUringAutoReadForkTest {
+public class IoUringSocketHttp2ResponseFramingTest {
     @Nested
-    public class Plain extends SocketAutoReadTest {
+    public class Plain extends SocketHttp2ResponseFramingTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
+        }
+    }
+
+    @Nested
+    public class BufferRing extends SocketHttp2ResponseFramingTest {
+        @Override
+        protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

@@ -18,29 +18,28 @@ package io.netty.testsuite.fork.uring;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketHttp2ResponseFramingTest;
+import io.netty.testsuite.transport.socket.SocketStartTlsTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * {@link SocketHttp2ResponseFramingTest} on the fork's io_uring transport, without and with a provided-buffer ring
- * (upstream runs it as {@code IoUringSocketHttp2ResponseFramingTest}).
+ * Netty's {@link SocketStartTlsTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringHttp2ResponseFramingForkTest {
+public class IoUringSocketStartTlsTest {
     @Nested
-    public class Plain extends SocketHttp2ResponseFramingTest {
+    public class Plain extends SocketStartTlsTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 
     @Nested
-    public class BufferRing extends SocketHttp2ResponseFramingTest {
+    public class BufferRing extends SocketStartTlsTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

@@ -18,28 +18,22 @@ package io.netty.testsuite.fork.uring;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketEchoTest;
+import io.netty.testsuite.transport.socket.SocketReadPendingTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link SocketEchoTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link SocketReadPendingTest} on the fork's io_uring transport. Not with a provided-buffer ring: the
+ * test expects one read per {@code read()} call, which multishot receives into a buffer ring do not give (it fails the same way
+ * with upstream's artifacts; see PATCHES.md).
  */
-public class IoUringEchoForkTest {
+public class IoUringSocketReadPendingTest {
     @Nested
-    public class Plain extends SocketEchoTest {
+    public class Plain extends SocketReadPendingTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
-        }
-    }
-
-    @Nested
-    public class BufferRing extends SocketEchoTest {
-        @Override
-        protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 }

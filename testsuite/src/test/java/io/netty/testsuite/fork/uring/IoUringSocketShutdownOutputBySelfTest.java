@@ -26,12 +26,12 @@ import java.util.List;
 /**
  * Netty's {@link SocketShutdownOutputBySelfTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringShutdownOutputBySelfForkTest {
+public class IoUringSocketShutdownOutputBySelfTest {
     @Nested
     public class Plain extends SocketShutdownOutputBySelfTest {
         @Override
         protected List<TestsuitePermutation.BootstrapFactory<Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.ioUringClientSocket();
+            return IoUringSocketTestPermutation.PLAIN.ioUringClientSocket();
         }
 
         /** {@code @Disabled} in Netty's testsuite itself; overriding without {@code @Test} leaves it out. */
@@ -44,7 +44,7 @@ public class IoUringShutdownOutputBySelfForkTest {
     public class BufferRing extends SocketShutdownOutputBySelfTest {
         @Override
         protected List<TestsuitePermutation.BootstrapFactory<Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.ioUringClientSocket();
+            return IoUringSocketTestPermutation.BUFFER_RING.ioUringClientSocket();
         }
 
         /** {@code @Disabled} in Netty's testsuite itself; overriding without {@code @Test} leaves it out. */

@@ -25,9 +25,9 @@ import java.util.List;
 /**
  * {@link SocketHttp2ResponseFramingTest} on epoll (upstream runs it as {@code EpollSocketHttp2ResponseFramingTest}).
  */
-public class EpollHttp2ResponseFramingForkTest extends SocketHttp2ResponseFramingTest {
+public class EpollSocketHttp2ResponseFramingTest extends SocketHttp2ResponseFramingTest {
     @Override
     protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-        return ForkEpollSocketTestPermutation.INSTANCE.socket();
+        return EpollSocketTestPermutation.INSTANCE.socket();
     }
 }

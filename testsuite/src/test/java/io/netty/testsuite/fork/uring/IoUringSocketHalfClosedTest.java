@@ -27,12 +27,12 @@ import java.util.List;
 /**
  * Netty's {@link SocketHalfClosedTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringHalfClosedForkTest {
+public class IoUringSocketHalfClosedTest {
     @Nested
     public class Plain extends SocketHalfClosedTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
 
         /**
@@ -48,7 +48,7 @@ public class IoUringHalfClosedForkTest {
     public class BufferRing extends SocketHalfClosedTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
 
         /**

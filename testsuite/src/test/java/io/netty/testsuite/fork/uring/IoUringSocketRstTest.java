@@ -18,28 +18,28 @@ package io.netty.testsuite.fork.uring;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketFileRegionTest;
+import io.netty.testsuite.transport.socket.SocketRstTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link SocketFileRegionTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link SocketRstTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringFileRegionForkTest {
+public class IoUringSocketRstTest {
     @Nested
-    public class Plain extends SocketFileRegionTest {
+    public class Plain extends SocketRstTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 
     @Nested
-    public class BufferRing extends SocketFileRegionTest {
+    public class BufferRing extends SocketRstTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

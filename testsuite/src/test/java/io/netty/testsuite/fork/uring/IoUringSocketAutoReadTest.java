@@ -18,28 +18,22 @@ package io.netty.testsuite.fork.uring;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketRstTest;
+import io.netty.testsuite.transport.socket.SocketAutoReadTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link SocketRstTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link SocketAutoReadTest} on the fork's io_uring transport. Not with a provided-buffer ring: the test
+ * expects one read per {@code read()} call, which multishot receives into a buffer ring do not give (it fails the same way
+ * with upstream's artifacts; see PATCHES.md).
  */
-public class IoUringRstForkTest {
+public class IoUringSocketAutoReadTest {
     @Nested
-    public class Plain extends SocketRstTest {
+    public class Plain extends SocketAutoReadTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
-        }
-    }
-
-    @Nested
-    public class BufferRing extends SocketRstTest {
-        @Override
-        protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 }

@@ -18,28 +18,28 @@ package io.netty.testsuite.fork.uring;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketStartTlsTest;
+import io.netty.testsuite.transport.socket.SocketEchoTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link SocketStartTlsTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link SocketEchoTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringStartTlsForkTest {
+public class IoUringSocketEchoTest {
     @Nested
-    public class Plain extends SocketStartTlsTest {
+    public class Plain extends SocketEchoTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 
     @Nested
-    public class BufferRing extends SocketStartTlsTest {
+    public class BufferRing extends SocketEchoTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

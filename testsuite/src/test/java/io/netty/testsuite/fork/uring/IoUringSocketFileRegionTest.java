@@ -18,22 +18,28 @@ package io.netty.testsuite.fork.uring;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketReadPendingTest;
+import io.netty.testsuite.transport.socket.SocketFileRegionTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link SocketReadPendingTest} on the fork's io_uring transport. Not with a provided-buffer ring: the
- * test expects one read per {@code read()} call, which multishot receives into a buffer ring do not give (it fails the same way
- * with upstream's artifacts; see PATCHES.md).
+ * Netty's {@link SocketFileRegionTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringReadPendingForkTest {
+public class IoUringSocketFileRegionTest {
     @Nested
-    public class Plain extends SocketReadPendingTest {
+    public class Plain extends SocketFileRegionTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
+        }
+    }
+
+    @Nested
+    public class BufferRing extends SocketFileRegionTest {
+        @Override
+        protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }

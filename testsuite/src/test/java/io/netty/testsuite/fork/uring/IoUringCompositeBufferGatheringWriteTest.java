@@ -18,28 +18,28 @@ package io.netty.testsuite.fork.uring;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation;
-import io.netty.testsuite.transport.socket.SocketGatheringWriteTest;
+import io.netty.testsuite.transport.socket.CompositeBufferGatheringWriteTest;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * Netty's {@link SocketGatheringWriteTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link CompositeBufferGatheringWriteTest} on the fork's io_uring transport, without and with a provided-buffer ring.
  */
-public class IoUringGatheringWriteForkTest {
+public class IoUringCompositeBufferGatheringWriteTest {
     @Nested
-    public class Plain extends SocketGatheringWriteTest {
+    public class Plain extends CompositeBufferGatheringWriteTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.PLAIN.socket();
+            return IoUringSocketTestPermutation.PLAIN.socket();
         }
     }
 
     @Nested
-    public class BufferRing extends SocketGatheringWriteTest {
+    public class BufferRing extends CompositeBufferGatheringWriteTest {
         @Override
         protected List<TestsuitePermutation.BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-            return ForkIoUringSocketTestPermutation.BUFFER_RING.socket();
+            return IoUringSocketTestPermutation.BUFFER_RING.socket();
         }
     }
 }
