@@ -203,6 +203,32 @@ class SeriesToolTest {
                 .doesNotContain("UniformStreamByteDistributor(io.netty.handler.codec.http2.Http2Connection, int)");
     }
 
+    @Test
+    void statusReplacesTheTrailerWhereItStandsAndRejectsUnknownValues(@TempDir Path tmp) throws Exception {
+        Path copy = tmp.resolve("repo");
+        copyRepository(Fork.ROOT, copy, true);
+        Path patch = copy.resolve("patches").resolve(Fork.patches().get(0).getFileName().toString());
+        String before = Fork.read(patch);
+        String tool = copy.resolve("tools/series.sh").toString();
+
+        Result unknown = execIn(copy, "bash", tool, "status", "0001", "Merged");
+        assertThat(unknown.exit).as(unknown.output).isNotZero();
+        assertThat(unknown.output).contains("unknown Upstream-Status 'Merged'");
+        assertThat(Fork.read(patch)).isEqualTo(before);
+
+        Result submitted = execIn(copy, "bash", tool, "status", "0001",
+                "Submitted [https://github.com/netty/netty/pull/1]");
+        assertThat(submitted.exit).as(submitted.output).isZero();
+        String after = Fork.read(patch);
+        assertThat(after).contains("\nUpstream-Status: Submitted [https://github.com/netty/netty/pull/1]\n")
+                .doesNotContain("Upstream-Status: Pending");
+        // Only that line changed, in place: the rest of the file is byte-identical.
+        assertThat(after.replace("Upstream-Status: Submitted [https://github.com/netty/netty/pull/1]",
+                "Upstream-Status: Pending")).isEqualTo(before);
+        assertThat(Fork.read(copy.resolve("PATCHES.md")))
+                .contains("| Submitted [https://github.com/netty/netty/pull/1] |");
+    }
+
     private static String subjectWords(Path patch) {
         String subject = subject(patch);
         return subject.substring(subject.indexOf(':') + 1).trim();
