@@ -86,6 +86,29 @@ public class Http2StreamOrderTest {
         peer.flush();
     }
 
+    /**
+     * Runs rounds until stream {@code id} has {@code frames} DATA frames (at most {@code maxRounds}); its last one must
+     * be a whole 1 KiB message that ends the stream, written after at most one chunk (16 KiB) of other streams' DATA
+     * counted from {@code before} (the connection's DATA bytes when the message was queued).
+     */
+    private static void assertLastMessageWithinOneChunk(Http2WirePeer peer, int id, int frames, long before,
+                                                       int maxRounds) throws Exception {
+        List<Http2WirePeer.Frame> data = peer.dataFrames(id);
+        for (int rounds = 0; data.size() < frames; rounds++) {
+            assertTrue(rounds <= maxRounds, "DATA frame " + frames + " of stream " + id + " not sent after " +
+                    rounds + " rounds");
+            round(peer);
+            data = peer.dataFrames(id);
+        }
+        assertEquals(frames, data.size(), "DATA frames of stream " + id);
+        Http2WirePeer.Frame frame = data.get(frames - 1);
+        assertEquals(1024, frame.length);
+        assertTrue(frame.endOfStream());
+        assertTrue(frame.sentBefore - before <= DEFAULT_MAX_FRAME_SIZE,
+                "bytes of other streams sent before DATA frame " + frames + " of stream " + id + ": " +
+                (frame.sentBefore - before));
+    }
+
     /** The index of a stream's first DATA frame among all DATA frames, or -1. */
     private static int firstFrame(List<Http2WirePeer.Frame> data, int streamId) {
         for (int i = 0; i < data.size(); i++) {
@@ -111,19 +134,7 @@ public class Http2StreamOrderTest {
             long before = peer.dataBytes(0);
             respond(peer, id, 1024);
             assertEquals(before, peer.dataBytes(0), "the connection window is used up");
-            List<Http2WirePeer.Frame> data = peer.dataFrames(id);
-            for (int rounds = 0; data.isEmpty(); rounds++) {
-                assertTrue(rounds <= bulkStreams, "new stream not served after " + rounds + " rounds");
-                round(peer);
-                data = peer.dataFrames(id);
-            }
-            assertEquals(1, data.size(), "DATA frames of the new stream");
-            Http2WirePeer.Frame frame = data.get(0);
-            assertEquals(1024, frame.length);
-            assertTrue(frame.endOfStream());
-            assertTrue(frame.sentBefore - before <= DEFAULT_MAX_FRAME_SIZE,
-                    "bytes of other streams sent before the new stream's first DATA frame: " +
-                    (frame.sentBefore - before));
+            assertLastMessageWithinOneChunk(peer, id, 1, before, bulkStreams);
         } finally {
             peer.close();
         }
@@ -133,8 +144,7 @@ public class Http2StreamOrderTest {
      * A long-lived stream (a server stream, server-sent events) sends a message, has nothing left to send, and later
      * queues another 1 KiB while {@code bulkStreams} bulk streams have megabytes pending and the connection window is
      * used up: the next budget sends the message after at most one chunk (16 KiB) of other streams, as for a new
-     * stream; not behind one chunk of every bulk stream. A stream that waits for its own window keeps its place
-     * instead (covered by {@link #noStarvationUnderSteadyArrivals}).
+     * stream; not behind one chunk of every bulk stream.
      */
     @ParameterizedTest(name = "{0} bulk streams")
     @ValueSource(ints = {8, 64})
@@ -159,19 +169,7 @@ public class Http2StreamOrderTest {
             peer.respondData(id, Http2WirePeer.body(1024), true);
             peer.flush();
             assertEquals(before, peer.dataBytes(0), "the connection window is used up");
-            List<Http2WirePeer.Frame> data = peer.dataFrames(id);
-            for (int rounds = 0; data.size() < 2; rounds++) {
-                assertTrue(rounds <= bulkStreams, "second message not sent after " + rounds + " rounds");
-                round(peer);
-                data = peer.dataFrames(id);
-            }
-            assertEquals(2, data.size(), "DATA frames of the long-lived stream");
-            Http2WirePeer.Frame frame = data.get(1);
-            assertEquals(1024, frame.length);
-            assertTrue(frame.endOfStream());
-            assertTrue(frame.sentBefore - before <= DEFAULT_MAX_FRAME_SIZE,
-                    "bytes of other streams sent before the long-lived stream's second DATA frame: " +
-                    (frame.sentBefore - before));
+            assertLastMessageWithinOneChunk(peer, id, 2, before, bulkStreams);
         } finally {
             peer.close();
         }

@@ -32,9 +32,7 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.uring.IoUringBufferRingConfig;
 import io.netty.channel.uring.IoUringChannelOption;
-import io.netty.channel.uring.IoUringFixedBufferRingAllocator;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringIoHandlerConfig;
 import io.netty.channel.uring.IoUringServerSocketChannel;
@@ -70,6 +68,7 @@ import io.netty.handler.codec.http2.HttpToHttp2ConnectionHandlerBuilder;
 import io.netty.handler.codec.http2.InboundHttp2ToHttpAdapterBuilder;
 import io.netty.handler.stream.ChunkedStream;
 import io.netty.handler.stream.ChunkedWriteHandler;
+import io.netty.testsuite.fork.uring.IoUringSocketTestPermutation;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
@@ -86,7 +85,6 @@ final class SoakServer {
     /** The server's SETTINGS_MAX_CONCURRENT_STREAMS; the greedy clients open more. */
     static final int MAX_CONCURRENT_STREAMS = 100;
     static final WriteBufferWaterMark WATER_MARK = WriteBufferWaterMark.DEFAULT;
-    private static final short BUFFER_GROUP_ID = 13;
     private static final int ZERO_COPY_THRESHOLD = 16 * 1024;
     private static final int CHUNK = 8 * 1024;
 
@@ -135,16 +133,9 @@ final class SoakServer {
             workers = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory(name + "-worker", true),
                     NioIoHandler.newFactory());
         } else {
-            IoUringIoHandlerConfig config = new IoUringIoHandlerConfig();
-            if (transport == Transport.IO_URING_RING) {
-                // Small ring, small buffers: the ring runs dry under load and recv falls back, as it may in use.
-                config.setBufferRingConfig(IoUringBufferRingConfig.builder()
-                        .bufferGroupId(BUFFER_GROUP_ID)
-                        .bufferRingSize((short) 16)
-                        .batchSize(8)
-                        .allocator(new IoUringFixedBufferRingAllocator(1024))
-                        .build());
-            }
+            // Small ring, small buffers: the ring runs dry under load and recv falls back, as it may in use.
+            IoUringIoHandlerConfig config = IoUringSocketTestPermutation.handlerConfig(
+                    transport == Transport.IO_URING_RING);
             boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name + "-boss", true),
                     IoUringIoHandler.newFactory());
             workers = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory(name + "-worker", true),
@@ -166,7 +157,8 @@ final class SoakServer {
         } else {
             sb.channel(IoUringServerSocketChannel.class);
             if (transport == Transport.IO_URING_RING) {
-                sb.childOption(IoUringChannelOption.IO_URING_BUFFER_GROUP_ID, BUFFER_GROUP_ID);
+                sb.childOption(IoUringChannelOption.IO_URING_BUFFER_GROUP_ID,
+                        IoUringSocketTestPermutation.BUFFER_GROUP_ID);
             } else if (transport == Transport.IO_URING_ZC) {
                 sb.childOption(IoUringChannelOption.IO_URING_WRITE_ZERO_COPY_THRESHOLD, ZERO_COPY_THRESHOLD);
             }

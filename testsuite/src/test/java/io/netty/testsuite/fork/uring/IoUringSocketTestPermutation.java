@@ -38,7 +38,8 @@ import java.util.List;
  * io_uring servers and clients, with or without a provided-buffer ring, each against the other and against NIO.
  */
 public final class IoUringSocketTestPermutation extends ForkSocketTestPermutation {
-    private static final short BUFFER_GROUP_ID = 7;
+    /** The buffer group of {@link #handlerConfig(boolean)}'s ring, for {@code IO_URING_BUFFER_GROUP_ID}. */
+    public static final short BUFFER_GROUP_ID = 7;
 
     public static final IoUringSocketTestPermutation PLAIN = new IoUringSocketTestPermutation(false);
     public static final IoUringSocketTestPermutation BUFFER_RING = new IoUringSocketTestPermutation(true);
@@ -51,6 +52,18 @@ public final class IoUringSocketTestPermutation extends ForkSocketTestPermutatio
         IoUring.ensureAvailability();
         this.bufferRing = bufferRing;
         String name = bufferRing ? "fork-io_uring-ring" : "fork-io_uring";
+        IoUringIoHandlerConfig config = handlerConfig(bufferRing);
+        bossGroup = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name + "-boss", true),
+                IoUringIoHandler.newFactory(config));
+        workerGroup = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory(name + "-worker", true),
+                IoUringIoHandler.newFactory(config));
+    }
+
+    /**
+     * The handler configuration of these tests' event loops: with {@code bufferRing}, a small ring of small buffers
+     * ({@link #BUFFER_GROUP_ID}) that runs dry under load, so that recv also takes its fallback path.
+     */
+    public static IoUringIoHandlerConfig handlerConfig(boolean bufferRing) {
         IoUringIoHandlerConfig config = new IoUringIoHandlerConfig();
         if (bufferRing) {
             config.setBufferRingConfig(IoUringBufferRingConfig.builder()
@@ -60,10 +73,7 @@ public final class IoUringSocketTestPermutation extends ForkSocketTestPermutatio
                     .allocator(new IoUringFixedBufferRingAllocator(1024))
                     .build());
         }
-        bossGroup = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name + "-boss", true),
-                IoUringIoHandler.newFactory(config));
-        workerGroup = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory(name + "-worker", true),
-                IoUringIoHandler.newFactory(config));
+        return config;
     }
 
     @Override
