@@ -14,6 +14,8 @@
  */
 package io.netty.handler.codec.http2;
 
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -141,10 +143,11 @@ public class Http2StreamOrderTest {
     }
 
     /**
-     * A long-lived stream (a server stream, server-sent events) sends a message, has nothing left to send, and later
-     * queues another 1 KiB while {@code bulkStreams} bulk streams have megabytes pending and the connection window is
-     * used up: the next budget sends the message after at most one chunk (16 KiB) of other streams, as for a new
-     * stream; not behind one chunk of every bulk stream.
+     * A long-lived stream (a server stream, server-sent events) sends a message, has nothing left to send for a whole
+     * turn of the round-robin (every bulk stream is sent a DATA frame), and later queues another 1 KiB while
+     * {@code bulkStreams} bulk streams have megabytes pending and the connection window is used up: the next budget
+     * sends the message after at most one chunk (16 KiB) of other streams, as for a new stream; not behind one chunk
+     * of every bulk stream.
      */
     @ParameterizedTest(name = "{0} bulk streams")
     @ValueSource(ints = {8, 64})
@@ -160,9 +163,12 @@ public class Http2StreamOrderTest {
                 assertTrue(rounds <= bulkStreams, "first message not sent after " + rounds + " rounds");
                 round(peer);
             }
-            // Bulk streams only until the stream has data again: it is no longer new.
-            round(peer);
-            round(peer);
+            // Bulk streams only, until each of them was sent a DATA frame after the message: a whole turn.
+            long sent = peer.dataFrames(id).get(0).sentBefore;
+            for (int rounds = 0; !eachSentAfter(peer, bulkStreams, sent); rounds++) {
+                assertTrue(rounds <= bulkStreams, "bulk streams not all served after " + rounds + " rounds");
+                round(peer);
+            }
             assertEquals(1, peer.dataFrames(id).size(), "DATA frames of the long-lived stream");
 
             long before = peer.dataBytes(0);
@@ -170,6 +176,68 @@ public class Http2StreamOrderTest {
             peer.flush();
             assertEquals(before, peer.dataBytes(0), "the connection window is used up");
             assertLastMessageWithinOneChunk(peer, id, 2, before, bulkStreams);
+        } finally {
+            peer.close();
+        }
+    }
+
+    /** Whether every bulk stream was sent a DATA frame after {@code sentBefore} bytes of DATA. */
+    private static boolean eachSentAfter(Http2WirePeer peer, int bulkStreams, long sentBefore) {
+        for (int bulk : Http2DataFramingTest.streamIds(bulkStreams)) {
+            List<Http2WirePeer.Frame> data = peer.dataFrames(bulk);
+            if (data.get(data.size() - 1).sentBefore <= sentBefore) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A stream that writes its next 16 KiB message when the previous one is written (as a gRPC server stream driven
+     * by its write futures, or a {@code ChunkedWriteHandler}) next to {@code bulkStreams} bulk streams: each message
+     * is queued before the stream's turn comes again, and is sent at that turn, after one DATA frame of each bulk
+     * stream; the stream is not served as a new stream after each message (every round, ahead of the bulk streams).
+     */
+    @ParameterizedTest(name = "{0} bulk streams")
+    @ValueSource(ints = {8, 64})
+    public void streamThatSendsAllItHasKeepsItsTurn(int bulkStreams) throws Exception {
+        final Http2WirePeer peer = bulkStreams(bulkStreams);
+        try {
+            final int id = 2 * bulkStreams + 1;
+            final int messages = 6;
+            peer.openStreams(id);
+            peer.respondHeaders(id);
+            final int[] queued = {1};
+            peer.respondData(id, Http2WirePeer.body(DEFAULT_MAX_FRAME_SIZE), false)
+                    .addListener(new ChannelFutureListener() {
+                        @Override
+                        public void operationComplete(ChannelFuture future) {
+                            assertTrue(future.isSuccess());
+                            if (queued[0] < messages) {
+                                queued[0]++;
+                                peer.respondData(id, Http2WirePeer.body(DEFAULT_MAX_FRAME_SIZE),
+                                        queued[0] == messages).addListener(this);
+                            }
+                        }
+                    });
+            peer.flush();
+            for (int rounds = 0; peer.dataFrames(id).size() < messages; rounds++) {
+                assertTrue(rounds <= (messages + 1) * (bulkStreams + 1) / 4, messages + " messages not sent after " +
+                        rounds + " rounds");
+                round(peer);
+            }
+            List<Http2WirePeer.Frame> data = peer.dataFrames(0);
+            int last = -1;
+            for (int i = 0; i < data.size(); i++) {
+                if (data.get(i).streamId == id) {
+                    if (last >= 0) {
+                        assertEquals(bulkStreams, i - last - 1,
+                                "DATA frames of other streams between two messages of stream " + id);
+                    }
+                    last = i;
+                }
+            }
+            assertTrue(peer.dataFrames(id).get(messages - 1).endOfStream());
         } finally {
             peer.close();
         }

@@ -17,10 +17,12 @@ package io.netty.handler.codec.http2;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 
@@ -133,6 +135,70 @@ public class UniformStreamByteDistributorChunkTest {
         assertEquals(expected, allocations);
     }
 
+    /**
+     * A stream that sends all it has at each allocation and is given its next message from the write itself (as a
+     * writer that writes the next message when the previous one is written) is not new again: next to
+     * {@code bulkStreams} streams that always have data, it gets one allocation per turn of the round-robin, not
+     * every other allocation.
+     */
+    @ParameterizedTest(name = "{0} bulk streams")
+    @ValueSource(ints = {1, 8, 64})
+    public void streamRefilledWhileWrittenGetsOneAllocationPerTurn(int bulkStreams) throws Http2Exception {
+        Http2Connection connection = new DefaultHttp2Connection(false);
+        final UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, bulkStreams,
+                Integer.MAX_VALUE);
+        final int refilled = 2 * bulkStreams + 1;
+        final List<Integer> order = new ArrayList<Integer>();
+        StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {
+            @Override
+            public void write(Http2Stream stream, int numBytes) {
+                order.add(stream.id());
+                Http2TestStreamState state = states.get(stream.id());
+                state.pending -= numBytes;
+                distributor.updateStreamableBytes(state);
+                if (stream.id() == refilled) {
+                    // Sent all it had; its next message is queued from the write.
+                    assertEquals(0, state.pending);
+                    state.pending = DEFAULT_MAX_FRAME_SIZE;
+                    distributor.updateStreamableBytes(state);
+                }
+            }
+        };
+        // Until every bulk stream was served once: none of them is new any more.
+        while (new HashSet<Integer>(order).size() < bulkStreams) {
+            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+        }
+        Http2Stream stream = connection.local().createStream(refilled, false);
+        Http2TestStreamState state = new Http2TestStreamState(stream, DEFAULT_MAX_FRAME_SIZE);
+        states.put(refilled, state);
+        distributor.updateStreamableBytes(state);
+        order.clear();
+
+        int turns = 10;
+        int allocations = turns * (bulkStreams + 1);
+        for (int i = 0; i < allocations; i++) {
+            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+        }
+        assertEquals(allocations, order.size());
+        assertTrue(order.indexOf(refilled) <= 1, "the new stream waited for " + order.indexOf(refilled) +
+                " allocations: " + order);
+        int last = -1;
+        int served = 0;
+        for (int i = 0; i < order.size(); i++) {
+            if (order.get(i) == refilled) {
+                if (last >= 0) {
+                    assertEquals(bulkStreams, i - last - 1, "allocations to other streams between two of stream " +
+                            refilled + ": " + order);
+                }
+                last = i;
+                served++;
+            }
+        }
+        assertEquals(turns, served, "allocations to stream " + refilled + ": " + order);
+    }
+
     /** Creates {@code streams} streams (ids 1, 3, 5, ...) with {@code bodySize} bytes pending each. */
     private static Map<Integer, Http2TestStreamState> addStreams(Http2Connection connection,
                                                                  UniformStreamByteDistributor distributor,
@@ -163,6 +229,10 @@ public class UniformStreamByteDistributorChunkTest {
         @Override
         public void write(Http2Stream stream, int numBytes) {
             Http2TestStreamState state = states.get(stream.id());
+            assertTrue(numBytes <= budgetLeft, "stream " + stream.id() + " was given " + numBytes + " bytes with " +
+                    budgetLeft + " left in the budget");
+            assertTrue(numBytes <= state.pending, "stream " + stream.id() + " was given " + numBytes + " bytes with " +
+                    state.pending + " left in the stream");
             boolean wholeChunks = numBytes > 0 && numBytes % DEFAULT_MAX_FRAME_SIZE == 0;
             boolean restOfSmallBudget = firstInCall && numBytes == budgetLeft && budgetLeft < DEFAULT_MAX_FRAME_SIZE;
             boolean restOfStream = numBytes == state.pending;
