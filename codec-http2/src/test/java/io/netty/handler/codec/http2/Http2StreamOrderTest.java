@@ -31,6 +31,7 @@ import static io.netty.handler.codec.http2.Http2DataFramingTest.defaultServer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The order in which the default distributor serves streams, on the wire: a stream that becomes active while bulk
@@ -195,8 +196,10 @@ public class Http2StreamOrderTest {
     /**
      * A stream that writes its next 16 KiB message when the previous one is written (as a gRPC server stream driven
      * by its write futures, or a {@code ChunkedWriteHandler}) next to {@code bulkStreams} bulk streams: each message
-     * is queued before the stream's turn comes again, and is sent at that turn, after one DATA frame of each bulk
-     * stream; the stream is not served as a new stream after each message (every round, ahead of the bulk streams).
+     * is queued at the end of the round that sent the previous one, before a turn of the round-robin is over, so the
+     * stream rejoins the round-robin at its tail: between two of its messages go one DATA frame of each bulk stream,
+     * plus those sent after its message in the same round (at most 3 more). It is not served as a new stream after
+     * each message (every round, ahead of the bulk streams).
      */
     @ParameterizedTest(name = "{0} bulk streams")
     @ValueSource(ints = {8, 64})
@@ -222,17 +225,19 @@ public class Http2StreamOrderTest {
                     });
             peer.flush();
             for (int rounds = 0; peer.dataFrames(id).size() < messages; rounds++) {
-                assertTrue(rounds <= (messages + 1) * (bulkStreams + 1) / 4, messages + " messages not sent after " +
+                assertTrue(rounds <= (messages + 1) * (bulkStreams + 4) / 4, messages + " messages not sent after " +
                         rounds + " rounds");
                 round(peer);
             }
             List<Http2WirePeer.Frame> data = peer.dataFrames(0);
+            int most = bulkStreams + ROUND / DEFAULT_MAX_FRAME_SIZE - 1;
             int last = -1;
             for (int i = 0; i < data.size(); i++) {
                 if (data.get(i).streamId == id) {
-                    if (last >= 0) {
-                        assertEquals(bulkStreams, i - last - 1,
-                                "DATA frames of other streams between two messages of stream " + id);
+                    int others = i - last - 1;
+                    if (last >= 0 && (others < bulkStreams || others > most)) {
+                        fail(others + " DATA frames of other streams between two messages of stream " + id +
+                                ", expected " + bulkStreams + " to " + most);
                     }
                     last = i;
                 }
