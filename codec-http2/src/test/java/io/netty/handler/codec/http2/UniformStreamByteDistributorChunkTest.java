@@ -101,6 +101,39 @@ public class UniformStreamByteDistributorChunkTest {
         assertEquals(Arrays.asList("1:7232"), writes);
     }
 
+    /**
+     * A share of several chunks, and a budget that runs short when the round-robin comes back to a stream within the
+     * same call: the rest of the budget is handed out in whole chunks too (16384 of the 24464 bytes left), not whole.
+     */
+    @Test
+    public void budgetCutShortInTheRoundRobinGivesWholeChunks() throws Http2Exception {
+        Http2Connection connection = new DefaultHttp2Connection(false);
+        final UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
+        int[] sizes = {10000, 65536, 65536};
+        for (int i = 0; i < sizes.length; i++) {
+            Http2Stream stream = connection.local().createStream(2 * i + 1, false);
+            Http2TestStreamState state = new Http2TestStreamState(stream, sizes[i]);
+            states.put(stream.id(), state);
+            distributor.updateStreamableBytes(state);
+        }
+        final List<String> writes = new ArrayList<String>();
+        StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {
+            @Override
+            public void write(Http2Stream stream, int numBytes) {
+                writes.add(stream.id() + ":" + numBytes);
+                Http2TestStreamState state = states.get(stream.id());
+                state.pending -= numBytes;
+                distributor.updateStreamableBytes(state);
+            }
+        };
+
+        // Share: 100000 / 3 = 33333 bytes, 32768 in whole chunks; stream 1 fits its share and gets all of it.
+        assertTrue(distributor.distribute(100000, writer));
+        assertEquals(Arrays.asList("1:10000", "3:32768", "5:32768", "3:16384"), writes);
+    }
+
     @ParameterizedTest(name = "{0} streams of {1} bytes, budget {2}")
     @CsvSource({
             "1, 90000, 90000",
