@@ -107,6 +107,7 @@ public class Http2SoakRun {
                 + ", io.netty.iouring.inFlightWritability="
                 + System.getProperty("io.netty.iouring.inFlightWritability", "(default)")
                 + ", io_uring multishot accept " + IoUring.isAcceptMultishotEnabled()
+                + ", soak.closingLoops " + SoakServer.CLOSING_LOOPS
                 + ", allocator " + ByteBufAllocator.DEFAULT.getClass().getSimpleName()
                 + ", send_zc " + (sendZcSupported() ? "supported" : "NOT supported (io_uring+zc writes copy)");
         logger.info(header);
@@ -201,6 +202,7 @@ public class Http2SoakRun {
                 closed &= f.await(SHUTDOWN_SECONDS, TimeUnit.SECONDS);
             }
             stats.shutdownFaultDone = started && terminated && closed;
+            stats.loopsThatSkippedClose = server.loopsThatSkippedClose();
             if (!stats.shutdownFaultDone) {
                 // The server's connections whose channelInactive never came, after their event loops terminated.
                 List<String> open = new ArrayList<>();
@@ -209,7 +211,8 @@ public class Http2SoakRun {
                             + ch.isRegistered());
                 }
                 stats.sample("shutdown fault: streams started " + started + ", server terminated " + terminated
-                        + ", client connections closed " + closed + ", server connections never inactive: "
+                        + ", client connections closed " + closed + ", server loops that skipped their close "
+                        + stats.loopsThatSkippedClose + ", server connections never inactive: "
                         + open, null);
             }
         } finally {
@@ -315,9 +318,9 @@ public class Http2SoakRun {
         sb.append("| server | conns | requests | intact | RST by client | refused (server RST) | other server RST"
                 + " | refused by GOAWAY | aborted by fault | lost | unfinished | corrupt | stalled | leaks"
                 + " | unexpected exc (expected) | client errors | peak direct / bound MiB | held bodies peak MiB"
-                + " | writability ev/MiB | MiB received | verdict |\n");
+                + " | writability ev/MiB | MiB received | loops that skipped their close | verdict |\n");
         sb.append("|---|");
-        for (int i = 0; i < 19; i++) {
+        for (int i = 0; i < 20; i++) {
             sb.append("---:|");
         }
         sb.append("---|\n");
@@ -375,6 +378,7 @@ public class Http2SoakRun {
                 + " | " + String.format(Locale.ROOT, "%.1f", s.peakHeldBytes.get() / mib)
                 + " | " + String.format(Locale.ROOT, "%.2f", s.writabilityChangesPerMiB())
                 + " | " + String.format(Locale.ROOT, "%.0f", s.bodyBytesReceived.sum() / mib)
+                + " | " + s.loopsThatSkippedClose
                 + " | " + (breaches.isEmpty() ? "pass" : "FAIL: " + String.join("; ", breaches)) + " |";
     }
 

@@ -71,6 +71,11 @@ final class SoakStats {
     long directBound;
     long durationMillis;
     boolean shutdownFaultDone;
+    /**
+     * Server event loops that reached their shutdown's confirmation without having closed their channels (upstream,
+     * see {@link ClosingIoEventLoopGroup}): not a breach, the soak's loops close them; the fault's checks still apply.
+     */
+    int loopsThatSkippedClose;
 
     private final List<String> samples = new ArrayList<>();
     /** The first stalls, each with the server's view of its stream. */
