@@ -123,6 +123,8 @@ final class SoakServer {
 
     /** The server's connections by their peer's port: the clients look up the server side of a stalled stream. */
     static final Map<Integer, Channel> CONNECTIONS_BY_PEER_PORT = new ConcurrentHashMap<>();
+    /** Every connection the server accepted (also the closed ones) by its peer's port. */
+    static final Map<Integer, Channel> ACCEPTED_BY_PEER_PORT = new ConcurrentHashMap<>();
 
     private final Transport transport;
     private final Pipeline pipeline;
@@ -281,7 +283,9 @@ final class SoakServer {
         public void channelActive(ChannelHandlerContext ctx) throws Exception {
             stats.serverConnections.increment();
             SoakStats.addAndTrackPeak(stats.openServerConnections, stats.peakServerConnections, 1);
-            CONNECTIONS_BY_PEER_PORT.put(((InetSocketAddress) ctx.channel().remoteAddress()).getPort(), ctx.channel());
+            int peerPort = ((InetSocketAddress) ctx.channel().remoteAddress()).getPort();
+            CONNECTIONS_BY_PEER_PORT.put(peerPort, ctx.channel());
+            ACCEPTED_BY_PEER_PORT.put(peerPort, ctx.channel());
             super.channelActive(ctx);
         }
 
