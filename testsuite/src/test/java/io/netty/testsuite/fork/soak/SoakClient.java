@@ -246,6 +246,11 @@ final class SoakClient extends Http2FrameAdapter {
     }
 
     /** Ends the session at once: a drain that timed out, the streams still open are unfinished. */
+    /** The client's connection, {@code null} before it was created. */
+    Channel channel() {
+        return channel;
+    }
+
     void forceClose() {
         Channel ch = channel;
         if (ch != null) {

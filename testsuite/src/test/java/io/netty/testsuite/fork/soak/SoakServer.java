@@ -26,6 +26,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.WriteBufferWaterMark;
@@ -78,6 +79,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /** One server of the soak: a transport and an HTTP/2 pipeline, answering {@link SoakBodies} paths. */
@@ -112,8 +114,17 @@ final class SoakServer {
         }
     }
 
+    /**
+     * {@code soak.closingLoops} (default {@code true}): the server runs on {@link ClosingIoEventLoopGroup}, whose loops
+     * close their channels also when upstream's loop skips it at shutdown; {@code false} runs upstream's loops as they
+     * are (the event-loop shutdown fault then fails now and then, docs/soak.md).
+     */
+    static final boolean CLOSING_LOOPS = booleanProperty("soak.closingLoops", true);
+
     /** The server's connections by their peer's port: the clients look up the server side of a stalled stream. */
     static final Map<Integer, Channel> CONNECTIONS_BY_PEER_PORT = new ConcurrentHashMap<>();
+    /** Every connection the server accepted (also the closed ones) by its peer's port. */
+    static final Map<Integer, Channel> ACCEPTED_BY_PEER_PORT = new ConcurrentHashMap<>();
 
     private final Transport transport;
     private final Pipeline pipeline;
@@ -127,20 +138,42 @@ final class SoakServer {
         this.pipeline = pipeline;
         this.stats = stats;
         String name = "soak-" + transport.label() + "-" + pipeline.label();
+        IoHandlerFactory bossFactory;
+        IoHandlerFactory workerFactory;
         if (transport == Transport.NIO) {
-            boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name + "-boss", true),
-                    NioIoHandler.newFactory());
-            workers = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory(name + "-worker", true),
-                    NioIoHandler.newFactory());
+            bossFactory = NioIoHandler.newFactory();
+            workerFactory = NioIoHandler.newFactory();
         } else {
             // Small ring, small buffers: the ring runs dry under load and recv falls back, as it may in use.
             IoUringIoHandlerConfig config = IoUringSocketTestPermutation.handlerConfig(
                     transport == Transport.IO_URING_RING);
-            boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name + "-boss", true),
-                    IoUringIoHandler.newFactory());
-            workers = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory(name + "-worker", true),
-                    IoUringIoHandler.newFactory(config));
+            bossFactory = IoUringIoHandler.newFactory();
+            workerFactory = IoUringIoHandler.newFactory(config);
         }
+        ThreadFactory bossThreads = new DefaultThreadFactory(name + "-boss", true);
+        ThreadFactory workerThreads = new DefaultThreadFactory(name + "-worker", true);
+        if (CLOSING_LOOPS) {
+            boss = new ClosingIoEventLoopGroup(1, bossThreads, bossFactory);
+            workers = new ClosingIoEventLoopGroup(2, workerThreads, workerFactory);
+        } else {
+            boss = new MultiThreadIoEventLoopGroup(1, bossThreads, bossFactory);
+            workers = new MultiThreadIoEventLoopGroup(2, workerThreads, workerFactory);
+        }
+    }
+
+    /**
+     * The server's event loops that reached their shutdown's confirmation without having closed their channels
+     * (upstream's {@code SingleThreadIoEventLoop}, see {@link ClosingIoEventLoopGroup}), so that the soak's loops
+     * closed them; 0 with {@code soak.closingLoops=false}, whose loops leave them open.
+     */
+    int loopsThatSkippedClose() {
+        int skipped = 0;
+        for (EventLoopGroup group : new EventLoopGroup[] {boss, workers}) {
+            if (group instanceof ClosingIoEventLoopGroup) {
+                skipped += ((ClosingIoEventLoopGroup) group).skippedCloses();
+            }
+        }
+        return skipped;
     }
 
     InetSocketAddress start() throws InterruptedException {
@@ -165,6 +198,17 @@ final class SoakServer {
         }
         serverChannel = sb.bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
         return (InetSocketAddress) serverChannel.localAddress();
+    }
+
+    private static boolean booleanProperty(String name, boolean defaultValue) {
+        String value = System.getProperty(name, "").trim();
+        if (value.isEmpty()) {
+            return defaultValue;
+        }
+        if ("true".equalsIgnoreCase(value) || "false".equalsIgnoreCase(value)) {
+            return Boolean.parseBoolean(value);
+        }
+        throw new IllegalArgumentException(name + ": '" + value + "' is not true or false");
     }
 
     /** Starts every event loop (and so its io_uring ring and buffers) before the baseline of direct memory. */
@@ -239,7 +283,9 @@ final class SoakServer {
         public void channelActive(ChannelHandlerContext ctx) throws Exception {
             stats.serverConnections.increment();
             SoakStats.addAndTrackPeak(stats.openServerConnections, stats.peakServerConnections, 1);
-            CONNECTIONS_BY_PEER_PORT.put(((InetSocketAddress) ctx.channel().remoteAddress()).getPort(), ctx.channel());
+            int peerPort = ((InetSocketAddress) ctx.channel().remoteAddress()).getPort();
+            CONNECTIONS_BY_PEER_PORT.put(peerPort, ctx.channel());
+            ACCEPTED_BY_PEER_PORT.put(peerPort, ctx.channel());
             super.channelActive(ctx);
         }
 
