@@ -9,7 +9,8 @@
 #                                       the result is byte-identical to patches/
 #   tools/series.sh export [OUT]        per patch, a PR-ready file (the patch plus the new files its Fork-PR-File
 #                                       trailers list, one commit, fork-only trailers stripped) that git am applies
-#                                       onto the upstream sources; checked here (default OUT: target/export)
+#                                       onto the upstream sources, or onto them plus the patches its Fork-Depends-On
+#                                       trailers name (a stacked PR); checked here (default OUT: target/export)
 #   tools/series.sh pr-text NNNN        the PR text of patch NNNN: its commit message without fork-only trailers
 #   tools/series.sh status NNNN STATUS  set patch NNNN's Upstream-Status trailer (Pending, Submitted [PR URL],
 #                                       Accepted [version], Inappropriate [reason]) and regenerate the series
@@ -33,8 +34,9 @@
 # The series: patches/series names the patch files in the order they apply (one a line, '#' comments); a patch
 # file that is not listed, or a listed one that is missing, is an error. Each patch's commit message ends with
 # trailers (git interpret-trailers): Upstream-Status (OpenEmbedded's values), Fork-Effect (one line for
-# PATCHES.md), Fork-Doc (its long form under docs/) and one Fork-PR-File per new file the upstream PR adds
-# (tests, benchmarks). Upstream-Status and Fork-* trailers are fork-only: export and pr-text strip them.
+# PATCHES.md), Fork-Doc (its long form under docs/), one Fork-PR-File per new file the upstream PR adds (tests,
+# benchmarks) and, for a patch that builds on earlier ones of the series (a stacked PR), one Fork-Depends-On: NNNN
+# per such patch. Upstream-Status and Fork-* trailers are fork-only: export and pr-text strip them.
 #
 # Sources are laid out as in Netty's tree: MODULE/src/main/java for .java files, MODULE/src/main/c for
 # native sources, MODULE/src/main/resources for the rest. Environment: NETTY_BASE_VERSION overrides the
@@ -277,7 +279,7 @@ cmd_rebase_check() {
 }
 
 cmd_export() {
-  local out=${1:-$TOP/target/export} p n files f name
+  local out=${1:-$TOP/target/export} p n files f name deps d dp
   tree=$(mktemp -d)
   trap 'rm -rf "$tree"' EXIT
   cmd_materialise "$tree/tree" >/dev/null
@@ -288,10 +290,20 @@ cmd_export() {
     n=${name%%-*}
     files=$(trailer "$p" Fork-PR-File)
     [ -n "$files" ] || die "$name lists no new files of its PR (Fork-PR-File trailers)"
+    deps=$(trailer "$p" Fork-Depends-On)
     (
       cd "$tree/tree"
-      git checkout -q -B "export-$n" upstream-base
-      git "${GIT_ID[@]}" am -q --keep-cr "$p" || die "patch $name does not apply onto the upstream sources"
+      # The base of the PR: the upstream sources, plus the earlier patches it builds on.
+      git checkout -q -B "base-$n" upstream-base
+      for d in $deps; do
+        dp=$(patches | grep "/$d-" || true)
+        [ -n "$dp" ] && [ "$(basename "$dp")" \< "$name" ] \
+          || die "$name: Fork-Depends-On: $d names no earlier patch of the series"
+        git "${GIT_ID[@]}" am -q --keep-cr "$dp" \
+          || die "patch $(basename "$dp") does not apply onto the upstream sources"
+      done
+      git checkout -q -B "export-$n" "base-$n"
+      git "${GIT_ID[@]}" am -q --keep-cr "$p" || die "patch $name does not apply onto the upstream sources${deps:+ + $deps}"
       for f in $files; do
         [ -f "$TOP/$f" ] || die "$name lists $f (Fork-PR-File), but there is no such file"
         [ ! -e "$f" ] || die "$f, listed for $name, exists upstream: a PR can not add it"
@@ -302,12 +314,15 @@ cmd_export() {
       git log -1 --format=%B | strip_fork_trailers >"$tree/msg"
       git "${GIT_ID[@]}" commit -q --amend -F "$tree/msg"
       git format-patch -q "${FORMAT_OPTS[@]}" --start-number "$((10#$n))" -o "$out" -1 HEAD
-      # The check: the PR file applies onto the upstream sources by itself.
-      git checkout -q -B "check-$n" upstream-base
-      git "${GIT_ID[@]}" am -q --keep-cr "$out/$name" || die "exported $name does not apply onto upstream"
+      # The check: the PR file applies onto the upstream sources (plus the patches it builds on) by itself.
+      git checkout -q -B "check-$n" "base-$n"
+      git "${GIT_ID[@]}" am -q --keep-cr "$out/$name" \
+        || die "exported $name does not apply onto upstream${deps:+ + $deps}"
+      [ -z "$deps" ] || echo "series: $name builds on $(echo $deps) (Fork-Depends-On): a stacked PR"
     )
   done
-  echo "series: exported $(patches | wc -l) PR file(s) to $out, each checked to apply onto Netty $(base_version)"
+  echo "series: exported $(patches | wc -l) PR file(s) to $out, each checked to apply onto Netty $(base_version)" \
+    "(or onto it plus the patches it builds on)"
 }
 
 cmd_pr_text() {

@@ -102,7 +102,10 @@ class SeriesToolTest {
         return subject.toString();
     }
 
-    /** Each patch's metadata: an OpenEmbedded Upstream-Status, its effect, its long form and its PR's new files. */
+    /**
+     * Each patch's metadata: an OpenEmbedded Upstream-Status, its effect, its long form, its PR's new files and the
+     * earlier patches it builds on, if any.
+     */
     @Test
     void everyPatchCarriesItsMetadata() {
         assertThat(Fork.patches()).isNotEmpty();
@@ -122,6 +125,13 @@ class SeriesToolTest {
                 // The long form says what each new file proves.
                 String simpleName = file.substring(file.lastIndexOf('/') + 1);
                 assertThat(docText).as("%s mentions %s", doc.get(0), file).contains(simpleName);
+            }
+            // A stacked PR builds on earlier patches of the series only.
+            for (String dependency : Fork.trailers(patch, "Fork-Depends-On")) {
+                assertThat(dependency).as("Fork-Depends-On of %s", name).matches("[0-9]{4}")
+                        .isLessThan(Fork.number(patch));
+                assertThat(Fork.patches().stream().map(Fork::number)).as("Fork-Depends-On of %s", name)
+                        .contains(dependency);
             }
         }
     }
