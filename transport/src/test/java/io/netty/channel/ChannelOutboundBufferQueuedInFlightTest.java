@@ -151,6 +151,34 @@ public class ChannelOutboundBufferQueuedInFlightTest {
         assertEquals(Arrays.asList(false, true), events);
     }
 
+    /**
+     * A flush makes the channel writable again, and a write makes it unwritable again before the flush's event was
+     * fired: the handlers see neither change (they saw the channel unwritable last, and it is); a later flush that
+     * makes it writable is reported once, when the channel is writable.
+     */
+    @Test
+    public void writableStateUndoneBeforeItsEventIsNotReported() {
+        setUp();
+        addFlushed(6000);
+        buffer.setBytesInFlight(6000, LIMIT);
+        add(HIGH);
+        assertFalse(buffer.isWritable());
+        assertEquals(Collections.singletonList(false), events);
+
+        buffer.addFlush();
+        assertTrue(buffer.isWritable());
+        add(HIGH);
+        assertFalse(buffer.isWritable());
+        channel.runPendingTasks();
+        assertEquals(Collections.singletonList(false), events);
+
+        buffer.addFlush();
+        buffer.addFlush();
+        assertTrue(buffer.isWritable());
+        channel.runPendingTasks();
+        assertEquals(Arrays.asList(false, true), events);
+    }
+
     /** With a limit of 0 (and with setBytesInFlight(long)) the messages queued behind the write count, as before. */
     @Test
     public void limitZeroKeepsQueuedMessagesCounted() {
