@@ -16,11 +16,8 @@
 package io.netty.testsuite.fork.soak;
 
 import io.netty.channel.IoEventLoop;
-import io.netty.channel.IoHandle;
 import io.netty.channel.IoHandler;
-import io.netty.channel.IoHandlerContext;
 import io.netty.channel.IoHandlerFactory;
-import io.netty.channel.IoRegistration;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SingleThreadIoEventLoop;
 import io.netty.util.concurrent.ThreadAwareExecutor;
@@ -105,48 +102,17 @@ final class ClosingIoEventLoopGroup extends MultiThreadIoEventLoopGroup {
     }
 
     /** Delegates everything, and records whether the loop has closed its channels ({@link #prepareToDestroy()}). */
-    private static final class RecordingHandler implements IoHandler {
-        final IoHandler delegate;
+    private static final class RecordingHandler extends ForwardingIoHandler {
         boolean prepared;
 
         RecordingHandler(IoHandler delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public void initialize() {
-            delegate.initialize();
-        }
-
-        @Override
-        public int run(IoHandlerContext context) {
-            return delegate.run(context);
+            super(delegate);
         }
 
         @Override
         public void prepareToDestroy() {
             prepared = true;
-            delegate.prepareToDestroy();
-        }
-
-        @Override
-        public void destroy() {
-            delegate.destroy();
-        }
-
-        @Override
-        public IoRegistration register(IoHandle handle) throws Exception {
-            return delegate.register(handle);
-        }
-
-        @Override
-        public void wakeup() {
-            delegate.wakeup();
-        }
-
-        @Override
-        public boolean isCompatible(Class<? extends IoHandle> handleType) {
-            return delegate.isCompatible(handleType);
+            super.prepareToDestroy();
         }
     }
 }

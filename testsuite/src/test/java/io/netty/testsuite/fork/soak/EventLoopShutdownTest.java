@@ -22,11 +22,9 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoHandle;
 import io.netty.channel.IoHandler;
 import io.netty.channel.IoHandlerContext;
 import io.netty.channel.IoHandlerFactory;
-import io.netty.channel.IoRegistration;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.AbstractNioChannel;
 import io.netty.channel.nio.NioIoHandler;
@@ -246,12 +244,7 @@ public class EventLoopShutdownTest {
         @Override
         public IoHandler newHandler(ThreadAwareExecutor ioExecutor) {
             IoHandler handler = delegate.newHandler(ioExecutor);
-            return new IoHandler() {
-                @Override
-                public void initialize() {
-                    handler.initialize();
-                }
-
+            return new ForwardingIoHandler(handler) {
                 @Override
                 public int run(IoHandlerContext context) {
                     Runnable action = beforeNextIo;
@@ -259,33 +252,13 @@ public class EventLoopShutdownTest {
                         beforeNextIo = null;
                         action.run();
                     }
-                    return handler.run(context);
+                    return super.run(context);
                 }
 
                 @Override
                 public void prepareToDestroy() {
                     prepareToDestroyCalls++;
-                    handler.prepareToDestroy();
-                }
-
-                @Override
-                public void destroy() {
-                    handler.destroy();
-                }
-
-                @Override
-                public IoRegistration register(IoHandle handle) throws Exception {
-                    return handler.register(handle);
-                }
-
-                @Override
-                public void wakeup() {
-                    handler.wakeup();
-                }
-
-                @Override
-                public boolean isCompatible(Class<? extends IoHandle> handleType) {
-                    return handler.isCompatible(handleType);
+                    super.prepareToDestroy();
                 }
             };
         }
