@@ -81,15 +81,7 @@ public class UniformStreamByteDistributorChunkTest {
         final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 2,
                 4 * DEFAULT_MAX_FRAME_SIZE);
         final List<String> writes = new ArrayList<String>();
-        StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {
-            @Override
-            public void write(Http2Stream stream, int numBytes) {
-                writes.add(stream.id() + ":" + numBytes);
-                Http2TestStreamState state = states.get(stream.id());
-                state.pending -= numBytes;
-                distributor.updateStreamableBytes(state);
-            }
-        };
+        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
 
         // Two whole chunks fit, 7232 bytes are left: no stream gets a partial frame from them.
         assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 7232, writer));
@@ -119,15 +111,7 @@ public class UniformStreamByteDistributorChunkTest {
             distributor.updateStreamableBytes(state);
         }
         final List<String> writes = new ArrayList<String>();
-        StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {
-            @Override
-            public void write(Http2Stream stream, int numBytes) {
-                writes.add(stream.id() + ":" + numBytes);
-                Http2TestStreamState state = states.get(stream.id());
-                state.pending -= numBytes;
-                distributor.updateStreamableBytes(state);
-            }
-        };
+        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
 
         // Share: 100000 / 3 = 33333 bytes, 32768 in whole chunks; stream 1 fits its share and gets all of it.
         assertTrue(distributor.distribute(100000, writer));
@@ -230,6 +214,21 @@ public class UniformStreamByteDistributorChunkTest {
             }
         }
         assertEquals(turns, served, "allocations to stream " + refilled);
+    }
+
+    /** A writer that writes every allocation in full and records it as {@code "streamId:bytes"}. */
+    private static StreamByteDistributor.Writer recordingWriter(final UniformStreamByteDistributor distributor,
+                                                                final Map<Integer, Http2TestStreamState> states,
+                                                                final List<String> writes) {
+        return new StreamByteDistributor.Writer() {
+            @Override
+            public void write(Http2Stream stream, int numBytes) {
+                writes.add(stream.id() + ":" + numBytes);
+                Http2TestStreamState state = states.get(stream.id());
+                state.pending -= numBytes;
+                distributor.updateStreamableBytes(state);
+            }
+        };
     }
 
     /** Creates {@code streams} streams (ids 1, 3, 5, ...) with {@code bodySize} bytes pending each. */
