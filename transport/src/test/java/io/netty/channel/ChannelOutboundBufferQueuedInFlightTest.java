@@ -179,6 +179,64 @@ public class ChannelOutboundBufferQueuedInFlightTest {
         assertEquals(Arrays.asList(false, true), events);
     }
 
+    /**
+     * A writability event fired from a task (a write of another thread, here its pending bytes counted with
+     * {@code incrementPendingOutboundBytes}) runs after a flush made the channel writable: the handlers see that
+     * writable state, so a write that makes the channel unwritable again before the flush's own event must be
+     * reported: the last event the handlers see is the channel's state.
+     */
+    @Test
+    public void eventFiredBetweenFlushAndItsTaskKeepsLaterEvents() {
+        setUp();
+        addFlushed(6000);
+        buffer.setBytesInFlight(6000, LIMIT);
+        // Another thread's write reaches the buffer: unwritable, its event fired from a task.
+        buffer.incrementPendingOutboundBytes(HIGH + 1);
+        add(HIGH);
+        buffer.decrementPendingOutboundBytes(HIGH + 1);
+        assertFalse(buffer.isWritable());
+        // A write that reaches the loop as a task, behind that event.
+        channel.eventLoop().execute(new Runnable() {
+            @Override
+            public void run() {
+                add(LIMIT + HIGH);
+            }
+        });
+        // In flight: writable again, the flush's event queued behind the write.
+        buffer.addFlush();
+        assertTrue(buffer.isWritable());
+        channel.runPendingTasks();
+        assertFalse(buffer.isWritable());
+        assertEquals(Arrays.asList(true, false), events);
+    }
+
+    /** The same with a user-defined writability flag whose change is fired from a task. */
+    @Test
+    public void userDefinedWritabilityEventBetweenFlushAndItsTaskKeepsLaterEvents() {
+        setUp();
+        channel.pipeline().addFirst(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+                ctx.fireChannelWritabilityChanged();
+                // A handler that resumes writing once the channel was reported writable.
+                if (events.equals(Collections.singletonList(true))) {
+                    add(LIMIT + HIGH);
+                }
+            }
+        });
+        addFlushed(6000);
+        buffer.setBytesInFlight(6000, LIMIT);
+        buffer.setUserDefinedWritability(1, false);
+        add(HIGH + 1);
+        buffer.setUserDefinedWritability(1, true);
+        // In flight: writable again; the user-defined flag's event and then the flush's are queued.
+        buffer.addFlush();
+        assertTrue(buffer.isWritable());
+        channel.runPendingTasks();
+        assertFalse(buffer.isWritable());
+        assertEquals(Arrays.asList(true, false), events);
+    }
+
     /** With a limit of 0 (and with setBytesInFlight(long)) the messages queued behind the write count, as before. */
     @Test
     public void limitZeroKeepsQueuedMessagesCounted() {
