@@ -11,6 +11,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.uring.IoUringChannelOption;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
@@ -140,9 +141,11 @@ class ForkConsumerTest {
                 boolean before = client.isWritable();
                 client.flush();
                 // In flight: the message's whole pending size (size + 96 bytes) stops counting, being below 0003's
-                // default limit (-Dio.netty.iouring.inFlightWritabilityLimit, 1 MiB); with 0002 alone only the high
-                // water mark of it would.
-                return !before && client.isWritable() && client.bytesBeforeUnwritable() == high + 1;
+                // default limit (IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT: 16 x the high water
+                // mark); with 0002 alone only the high water mark of it would.
+                return !before && client.isWritable() && client.bytesBeforeUnwritable() == high + 1
+                        && client.config().getOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT)
+                        == 16 * high;
             }).get(30, TimeUnit.SECONDS);
             assertTrue(writable, "unwritable after write, writable with the bytes in flight after flush");
             client.close().sync();

@@ -26,26 +26,25 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
-import static io.netty.channel.uring.IoUringStreamChannelConfig.DEFAULT_IN_FLIGHT_LIMIT;
+import static io.netty.channel.uring.IoUringStreamChannelConfig.IN_FLIGHT_LIMIT_HIGH_WATER_MARKS;
 import static io.netty.channel.uring.IoUringStreamChannelConfig.IN_FLIGHT_LIMIT_PROPERTY;
 import static io.netty.channel.uring.IoUringStreamChannelConfig.inFlightLimit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The system property {@code io.netty.iouring.inFlightWritabilityLimit}: its default, accepted values, and invalid
- * values reported (and the default used).
+ * The system property {@code io.netty.iouring.inFlightWritabilityLimit}, the default of
+ * {@link IoUringChannelOption#IO_URING_IN_FLIGHT_WRITABILITY_LIMIT}: unset, it means 16 times the high water mark;
+ * accepted values; invalid values reported (and the default used).
  */
 public class IoUringInFlightLimitPropertyTest {
     @Test
     public void limitPropertyDefault() {
         RecordingLogger log = new RecordingLogger();
-        assertEquals(DEFAULT_IN_FLIGHT_LIMIT, inFlightLimit(null, log.logger));
-        assertEquals(1024 * 1024, DEFAULT_IN_FLIGHT_LIMIT);
+        assertEquals(-1, inFlightLimit(null, log.logger));
+        assertEquals(16, IN_FLIGHT_LIMIT_HIGH_WATER_MARKS);
         assertEquals(0, log.count(Level.WARNING));
         assertTrue(log.contains(Level.FINE, IN_FLIGHT_LIMIT_PROPERTY), log.records.toString());
-        // This JVM runs with the default.
-        assertEquals(DEFAULT_IN_FLIGHT_LIMIT, IoUringStreamChannelConfig.IN_FLIGHT_LIMIT);
     }
 
     @Test
@@ -53,14 +52,15 @@ public class IoUringInFlightLimitPropertyTest {
         RecordingLogger log = new RecordingLogger();
         assertEquals(0, inFlightLimit("0", log.logger));
         assertEquals(2097152, inFlightLimit(" 2097152 ", log.logger));
+        assertEquals(Integer.MAX_VALUE, inFlightLimit("2147483647", log.logger));
         assertEquals(0, log.count(Level.WARNING));
     }
 
     @Test
     public void limitPropertyInvalidValuesAreReported() {
-        for (String value : new String[] {"1m", "-1", "", "9223372036854775808"}) {
+        for (String value : new String[] {"1m", "-1", "", "2147483648"}) {
             RecordingLogger log = new RecordingLogger();
-            assertEquals(DEFAULT_IN_FLIGHT_LIMIT, inFlightLimit(value, log.logger), value);
+            assertEquals(-1, inFlightLimit(value, log.logger), value);
             assertEquals(1, log.count(Level.WARNING), value);
             assertTrue(log.contains(Level.WARNING, IN_FLIGHT_LIMIT_PROPERTY), log.records.toString());
             assertTrue(log.contains(Level.WARNING, "'" + value + "'"), log.records.toString());

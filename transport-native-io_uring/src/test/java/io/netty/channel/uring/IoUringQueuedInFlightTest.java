@@ -21,11 +21,13 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelConfig;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -42,19 +44,21 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * On a real io_uring socket with Netty's default write buffer water marks (32/64 KiB) and the default
- * {@code io.netty.iouring.inFlightWritabilityLimit} (1 MiB): the bytes flushed behind the outstanding write stop
- * counting against the water marks, so a handler that writes while the channel is writable (as HTTP/2's flow
- * controller does) writes a burst of 16 x 64 KiB in one go instead of one message per write completion. Counts, not
- * times.
+ * {@link IoUringChannelOption#IO_URING_IN_FLIGHT_WRITABILITY_LIMIT} (16 x 64 KiB = 1 MiB): the bytes flushed behind the
+ * outstanding write stop counting against the water marks, so a handler that writes while the channel is writable (as
+ * HTTP/2's flow controller does) writes a burst of 16 x 64 KiB in one go instead of one message per write completion;
+ * the memory a channel holds stays bounded by its water marks and limit. Counts, not times.
  */
 public class IoUringQueuedInFlightTest {
     private static final int HIGH = 64 * 1024;
     private static final int MESSAGE = 64 * 1024;
-    /** The default of {@code io.netty.iouring.inFlightWritabilityLimit}, which this JVM runs with. */
+    /** The default of {@link IoUringChannelOption#IO_URING_IN_FLIGHT_WRITABILITY_LIMIT} at the default marks. */
     private static final int LIMIT = 1024 * 1024;
     /** ChannelOutboundBuffer's per-message overhead, as the JVM is configured. */
     private static final int OVERHEAD = Integer.getInteger("io.netty.transport.outboundBufferEntrySizeOverhead", 96);
@@ -286,18 +290,38 @@ public class IoUringQueuedInFlightTest {
      * The memory bound with a peer that does not read until the client is not writable: the outbound buffer holds at
      * most the high water mark, plus the limit, plus one message of pending size; and it does use the limit. The
      * messages are smaller than the high water mark, so that only the bytes queued beyond the limit make the client
-     * unwritable.
+     * unwritable. Netty's default water marks: the limit is 16 x 64 KiB.
      */
     @Test
     public void slowPeerKeepsMemoryBoundedByTheLimit() throws Exception {
-        final int messages = 96;
-        final int size = 16 * 1024;
+        slowPeer(null, null, 96, 16 * 1024, HIGH, LIMIT);
+    }
+
+    /** Lower water marks lower the default limit with them: 16 x 8 KiB, not 1 MiB. */
+    @Test
+    public void slowPeerWithLowerWaterMarksIsBoundedByThem() throws Exception {
+        slowPeer(new WriteBufferWaterMark(4 * 1024, 8 * 1024), null, 192, 2 * 1024, 8 * 1024, 16 * 8 * 1024);
+    }
+
+    /** The channel option sets one channel's limit, above and below the default. */
+    @Test
+    public void slowPeerWithTheLimitOption() throws Exception {
+        slowPeer(null, 256 * 1024, 48, 16 * 1024, HIGH, 256 * 1024);
+        slowPeer(null, 0, 16, 16 * 1024, HIGH, 0);
+    }
+
+    private static void slowPeer(WriteBufferWaterMark waterMark, Integer limitOption, final int messages,
+                                 final int size, int high, int limit) throws Exception {
         final Sink sink = new Sink((long) messages * size);
         Channel server = server(sink, false);
         final Producer producer = new Producer(messages, size) {
             @Override
             public void channelActive(ChannelHandlerContext ctx) {
                 produce(ctx.channel());
+                if (written == messages) {
+                    // Never held back (the limit does not apply): let the peer read, the bound is checked below.
+                    sink.connected.thenAccept(peer -> peer.config().setAutoRead(true));
+                }
                 ctx.fireChannelActive();
             }
 
@@ -310,23 +334,63 @@ public class IoUringQueuedInFlightTest {
                 super.channelWritabilityChanged(ctx);
             }
         };
-        Channel client = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
+        Bootstrap bootstrap = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
                 .option(ChannelOption.SO_SNDBUF, 16 * 1024)
-                .handler(producer)
-                .connect(server.localAddress()).sync().channel();
+                .handler(producer);
+        if (waterMark != null) {
+            bootstrap.option(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark);
+        }
+        if (limitOption != null) {
+            bootstrap.option(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT, limitOption);
+        }
+        Channel client = bootstrap.connect(server.localAddress()).sync().channel();
         try {
+            assertEquals(high, client.config().getWriteBufferHighWaterMark());
+            assertEquals(limit, (int) client.config().getOption(
+                    IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT));
             long receivedCrc = sink.done.get(30, TimeUnit.SECONDS);
             assertTrue(producer.lastWrite.get(30, TimeUnit.SECONDS).await(30, TimeUnit.SECONDS));
             // The producer's state is written on the event loop: read it there.
             assertEquals(receivedCrc, (long) onLoop(client, () -> producer.sent.getValue()));
             assertEquals(messages, (int) onLoop(client, () -> producer.written));
             long maxPending = onLoop(client, () -> producer.maxPending);
-            long bound = HIGH + LIMIT + size + OVERHEAD;
+            long uncounted = Math.max(limit, high);
+            long bound = high + uncounted + size + OVERHEAD;
             assertTrue(maxPending <= bound, "max pending " + maxPending + " > " + bound);
-            assertTrue(maxPending > LIMIT, "max pending " + maxPending);
+            assertTrue(maxPending > uncounted, "max pending " + maxPending + " <= " + uncounted);
         } finally {
             client.close().sync();
             server.close().sync();
+        }
+    }
+
+    /**
+     * The default limit is 16 times the high water mark and follows it (capped at {@link Integer#MAX_VALUE}); the
+     * channel option replaces it; a negative value is rejected.
+     */
+    @Test
+    public void limitOptionDefaultFollowsTheHighWaterMark() {
+        assertNull(System.getProperty(IoUringStreamChannelConfig.IN_FLIGHT_LIMIT_PROPERTY),
+                "this test runs without -D" + IoUringStreamChannelConfig.IN_FLIGHT_LIMIT_PROPERTY);
+        final IoUringSocketChannel unregistered = new IoUringSocketChannel();
+        try {
+            final ChannelConfig config = unregistered.config();
+            assertTrue(config.getOptions().containsKey(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT));
+            assertEquals(LIMIT, (int) config.getOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT));
+            config.setWriteBufferWaterMark(new WriteBufferWaterMark(4 * 1024, 8 * 1024));
+            assertEquals(16 * 8 * 1024,
+                    (int) config.getOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT));
+            config.setWriteBufferWaterMark(new WriteBufferWaterMark(1 << 30, Integer.MAX_VALUE));
+            assertEquals(Integer.MAX_VALUE,
+                    (int) config.getOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT));
+            assertTrue(config.setOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT, 0));
+            config.setWriteBufferWaterMark(new WriteBufferWaterMark(4 * 1024, 8 * 1024));
+            assertEquals(0, (int) config.getOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT));
+            assertThrows(IllegalArgumentException.class,
+                    () -> config.setOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT, -1));
+            assertEquals(0, (int) config.getOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT));
+        } finally {
+            unregistered.unsafe().closeForcibly();
         }
     }
 
