@@ -10,6 +10,10 @@
 # Environment: ROUNDS=3 TRANSPORTS="io_uring epoll" OUT=target/frameworks-bench; GRPC_ARGS (default
 # "--rate 50 --calls 500 --warmup 200") and REACTOR_ARGS (default "--rate 500 --requests 3000 --warmup 1000") are the
 # harness options; TABLE_ONLY=1 prints the table of $OUT/results.txt again.
+# FORK_VARIANTS runs the fork once more per cell with JVM flags, each a column "<name>/upstream" in the table:
+# space-separated NAME[@TRANSPORT]:FLAGS, FLAGS comma-separated, e.g.
+#   FORK_VARIANTS="off@io_uring:-Dio.netty.iouring.inFlightWritability=false
+#                  wfq:-Dio.netty.http2.defaultStreamByteDistributor=weightedFairQueue"
 # Each example resolves into its own local repository target/<example>-m2 (online the first time).
 # Loopback only; every harness run is bounded in calls and stops by itself.
 set -euo pipefail
@@ -21,7 +25,31 @@ TRANSPORTS=${TRANSPORTS:-io_uring epoll}
 OUT=${OUT:-$ROOT/target/frameworks-bench}
 GRPC_ARGS=${GRPC_ARGS:---rate 50 --calls 500 --warmup 200}
 REACTOR_ARGS=${REACTOR_ARGS:---rate 500 --requests 3000 --warmup 1000}
+FORK_VARIANTS=${FORK_VARIANTS:-}
+for v in $FORK_VARIANTS; do
+  [[ $v =~ ^[a-z0-9]+(@(io_uring|epoll|nio))?:-D[^,]+(,-D[^,]+)*$ ]] \
+    && [[ ${v%%[@:]*} != upstream && ${v%%[@:]*} != fork ]] \
+    || { echo "frameworks-bench: bad FORK_VARIANTS entry '$v' (expected NAME[@TRANSPORT]:-Dk=v[,-Dk=v...]," \
+              "NAME neither upstream nor fork)" >&2; exit 2; }
+done
 mkdir -p "$OUT"
+
+# One harness run; $1 = side (upstream, fork, or a variant's name), the rest = JVM flags.
+run_side() {
+  local side=$1 netty=fork
+  shift
+  [ "$side" = upstream ] && netty=upstream
+  for workload in unary stream; do
+    # shellcheck disable=SC2086
+    java "$@" -cp "examples/grpc/target/classes:$(cat "$OUT/grpc-$netty.cp")" com.example.grpc.GrpcBench \
+      --transport "$transport" --workload "$workload" $GRPC_ARGS | grep '^RESULT' | sed "s/\$/ side=$side/" \
+      | tee -a "$OUT/results.txt"
+  done
+  # shellcheck disable=SC2086
+  java "$@" -cp "examples/reactor-netty/target/classes:$(cat "$OUT/reactor-netty-$netty.cp")" \
+    com.example.reactornetty.ReactorNettyBench --transport "$transport" $REACTOR_ARGS \
+    | grep '^RESULT' | sed "s/\$/ side=$side/" | tee -a "$OUT/results.txt"
+}
 cd "$ROOT"
 
 if [ "${TABLE_ONLY:-0}" != 1 ]; then
@@ -38,16 +66,13 @@ if [ "${TABLE_ONLY:-0}" != 1 ]; then
   : > "$OUT/results.txt"
   for round in $(seq 1 "$ROUNDS"); do
     for transport in $TRANSPORTS; do
-      for netty in upstream fork; do
-        for workload in unary stream; do
-          # shellcheck disable=SC2086
-          java -cp "examples/grpc/target/classes:$(cat "$OUT/grpc-$netty.cp")" com.example.grpc.GrpcBench \
-            --transport "$transport" --workload "$workload" $GRPC_ARGS | grep '^RESULT' | tee -a "$OUT/results.txt"
-        done
-        # shellcheck disable=SC2086
-        java -cp "examples/reactor-netty/target/classes:$(cat "$OUT/reactor-netty-$netty.cp")" \
-          com.example.reactornetty.ReactorNettyBench --transport "$transport" $REACTOR_ARGS \
-          | grep '^RESULT' | tee -a "$OUT/results.txt"
+      run_side upstream
+      run_side fork
+      for v in $FORK_VARIANTS; do
+        name=${v%%:*}
+        case $name in *@*) [ "${name#*@}" = "$transport" ] || continue; name=${name%@*} ;; esac
+        IFS=, read -r -a flags <<<"${v#*:}"
+        run_side "$name" "${flags[@]}"
       done
     done
   done
@@ -56,25 +81,35 @@ fi
 python3 - "$OUT/results.txt" <<'PY'
 import collections, statistics, sys
 rows = collections.defaultdict(list)
+sides = []
 for line in open(sys.argv[1]):
     kv = dict(f.split('=', 1) for f in line.split()[1:])
-    side = 'upstream' if kv['netty'].count('-') == 0 else 'fork'
+    # Lines of runs before variants existed carry no side: tell upstream from fork by the version string.
+    side = kv.get('side') or ('upstream' if kv['netty'].count('-') == 0 else 'fork')
+    if side not in sides:
+        sides.append(side)
     rows[(kv['framework'], kv['workload'], kv['transport'], side)].append(kv)
+others = [s for s in sides if s != 'upstream']
 metrics = [('dataFramesPerMessage', 'DATA frames/msg'), ('bytesPerDataFrame', 'bytes/DATA frame'),
            ('serverCpuUsPerCall', 'server loop CPU us/call'), ('p50us', 'p50 us'), ('p99us', 'p99 us')]
 keys = sorted({k[:3] for k in rows})
-print('| framework | workload | transport | metric | upstream | fork | fork/upstream |')
-print('| --- | --- | --- | --- | ---: | ---: | ---: |')
+fmt = lambda x: '' if x is None else (f'{x:.0f}' if x >= 100 else f'{x:.3g}')
+print('| framework | workload | transport | metric | upstream | ' + ' | '.join(others) + ' | '
+      + ' | '.join(f'{s}/upstream' for s in others) + ' |')
+print('| --- | --- | --- | --- | ---: | ' + ' | '.join('---:' for _ in others * 2) + ' |')
 for k in keys:
-    up, fk = rows.get(k + ('upstream',), []), rows.get(k + ('fork',), [])
-    if not up or not fk:
+    up = rows.get(k + ('upstream',), [])
+    if not up:
         continue
     for m, label in metrics:
         u = statistics.median(float(r[m]) for r in up)
-        f = statistics.median(float(r[m]) for r in fk)
-        ratio = f / u if u else float('nan')
-        fmt = lambda x: f'{x:.0f}' if x >= 100 else f'{x:.3g}'
-        print(f'| {k[0]} | {k[1]} | {k[2]} | {label} | {fmt(u)} | {fmt(f)} | {ratio:.2f} |')
+        vals = []
+        for s in others:
+            rs = rows.get(k + (s,), [])
+            vals.append(statistics.median(float(r[m]) for r in rs) if rs else None)
+        ratios = ['' if v is None else (f'{v / u:.2f}' if u else 'nan') for v in vals]
+        print(f'| {k[0]} | {k[1]} | {k[2]} | {label} | {fmt(u)} | ' + ' | '.join(fmt(v) for v in vals) + ' | '
+              + ' | '.join(ratios) + ' |')
 n = {len(v) for v in rows.values()}
 rates = sorted({(k[0], k[1], r['rate'], r['calls']) for k, v in rows.items() for r in v})
 print(f'\nmedians of {",".join(map(str, sorted(n)))} run(s) per cell; ' + '; '.join(

@@ -26,7 +26,6 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
-import static io.netty.channel.uring.IoUringStreamChannelConfig.IN_FLIGHT_LIMIT_HIGH_WATER_MARKS;
 import static io.netty.channel.uring.IoUringStreamChannelConfig.IN_FLIGHT_LIMIT_PROPERTY;
 import static io.netty.channel.uring.IoUringStreamChannelConfig.inFlightLimit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -42,7 +41,6 @@ public class IoUringInFlightLimitPropertyTest {
     public void limitPropertyDefault() {
         RecordingLogger log = new RecordingLogger();
         assertEquals(-1, inFlightLimit(null, log.logger));
-        assertEquals(16, IN_FLIGHT_LIMIT_HIGH_WATER_MARKS);
         assertEquals(0, log.count(Level.WARNING));
         assertTrue(log.contains(Level.FINE, IN_FLIGHT_LIMIT_PROPERTY), log.records.toString());
     }

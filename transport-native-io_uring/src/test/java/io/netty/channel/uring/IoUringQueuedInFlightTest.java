@@ -130,6 +130,7 @@ public class IoUringQueuedInFlightTest {
         final CompletableFuture<ChannelFuture> lastWrite = new CompletableFuture<ChannelFuture>();
         long maxPending;
         int written;
+        ChannelFuture lastFlushed;
         boolean producing;
 
         Producer(int messages, int size) {
@@ -145,17 +146,23 @@ public class IoUringQueuedInFlightTest {
         }
 
         void produce(Channel ch) {
+            produce(ch, messages);
+        }
+
+        /** Writes while the channel is writable, up to message {@code upTo}. */
+        void produce(Channel ch, int upTo) {
             if (producing) {
                 return;
             }
             producing = true;
             int pass = 0;
-            while (ch.isWritable() && written < messages) {
+            while (ch.isWritable() && written < upTo) {
                 ByteBuf buf = data(size, written);
                 byte[] bytes = new byte[size];
                 buf.getBytes(0, bytes);
                 sent.update(bytes);
                 ChannelFuture write = ch.writeAndFlush(buf);
+                lastFlushed = write;
                 written++;
                 pass++;
                 writableAfterFlush.add(ch.isWritable());
@@ -294,35 +301,60 @@ public class IoUringQueuedInFlightTest {
      */
     @Test
     public void slowPeerKeepsMemoryBoundedByTheLimit() throws Exception {
-        slowPeer(null, null, 96, 16 * 1024, HIGH, LIMIT);
+        slowPeer(null, false, null, 96, 16 * 1024, HIGH, LIMIT);
     }
 
     /** Lower water marks lower the default limit with them: 16 x 8 KiB, not 1 MiB. */
     @Test
     public void slowPeerWithLowerWaterMarksIsBoundedByThem() throws Exception {
-        slowPeer(new WriteBufferWaterMark(4 * 1024, 8 * 1024), null, 192, 2 * 1024, 8 * 1024, 16 * 8 * 1024);
+        slowPeer(new WriteBufferWaterMark(4 * 1024, 8 * 1024), false, null, 192, 2 * 1024, 8 * 1024, 16 * 8 * 1024);
+    }
+
+    /**
+     * Water marks lowered after a write of the channel completed govern the default limit of its next writes: the
+     * limit is taken with each write the channel submits, not when the channel is created, connected or first writes.
+     */
+    @Test
+    public void slowPeerWithWaterMarksLoweredAfterAWriteIsBoundedByThem() throws Exception {
+        slowPeer(new WriteBufferWaterMark(4 * 1024, 8 * 1024), true, null, 192, 2 * 1024, 8 * 1024, 16 * 8 * 1024);
     }
 
     /** The channel option sets one channel's limit, above and below the default. */
     @Test
     public void slowPeerWithTheLimitOption() throws Exception {
-        slowPeer(null, 256 * 1024, 48, 16 * 1024, HIGH, 256 * 1024);
-        slowPeer(null, 0, 16, 16 * 1024, HIGH, 0);
+        slowPeer(null, false, 256 * 1024, 48, 16 * 1024, HIGH, 256 * 1024);
+        slowPeer(null, false, 0, 16, 16 * 1024, HIGH, 0);
     }
 
-    private static void slowPeer(WriteBufferWaterMark waterMark, Integer limitOption, final int messages,
-                                 final int size, int high, int limit) throws Exception {
+    private static void slowPeer(final WriteBufferWaterMark waterMark, final boolean waterMarkAfterConnect,
+                                 Integer limitOption, final int messages, final int size, int high, int limit)
+            throws Exception {
         final Sink sink = new Sink((long) messages * size);
         Channel server = server(sink, false);
         final Producer producer = new Producer(messages, size) {
             @Override
             public void channelActive(ChannelHandlerContext ctx) {
-                produce(ctx.channel());
+                final Channel ch = ctx.channel();
+                if (waterMarkAfterConnect) {
+                    // One message at the default water marks; once its write completed (the peer's receive buffer
+                    // takes it) and the completion was processed, lower the water marks and go on.
+                    produce(ch, 1);
+                    lastFlushed.addListener(f -> ch.eventLoop().execute(() -> {
+                        ch.config().setWriteBufferWaterMark(waterMark);
+                        produceAll(ch);
+                    }));
+                } else {
+                    produceAll(ch);
+                }
+                ctx.fireChannelActive();
+            }
+
+            private void produceAll(Channel ch) {
+                produce(ch);
                 if (written == messages) {
                     // Never held back (the limit does not apply): let the peer read, the bound is checked below.
                     sink.connected.thenAccept(peer -> peer.config().setAutoRead(true));
                 }
-                ctx.fireChannelActive();
             }
 
             @Override
@@ -337,7 +369,7 @@ public class IoUringQueuedInFlightTest {
         Bootstrap bootstrap = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
                 .option(ChannelOption.SO_SNDBUF, 16 * 1024)
                 .handler(producer);
-        if (waterMark != null) {
+        if (waterMark != null && !waterMarkAfterConnect) {
             bootstrap.option(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark);
         }
         if (limitOption != null) {
@@ -345,14 +377,14 @@ public class IoUringQueuedInFlightTest {
         }
         Channel client = bootstrap.connect(server.localAddress()).sync().channel();
         try {
-            assertEquals(high, client.config().getWriteBufferHighWaterMark());
-            assertEquals(limit, (int) client.config().getOption(
-                    IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT));
             long receivedCrc = sink.done.get(30, TimeUnit.SECONDS);
             assertTrue(producer.lastWrite.get(30, TimeUnit.SECONDS).await(30, TimeUnit.SECONDS));
             // The producer's state is written on the event loop: read it there.
             assertEquals(receivedCrc, (long) onLoop(client, () -> producer.sent.getValue()));
             assertEquals(messages, (int) onLoop(client, () -> producer.written));
+            assertEquals(high, client.config().getWriteBufferHighWaterMark());
+            assertEquals(limit, (int) client.config().getOption(
+                    IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT));
             long maxPending = onLoop(client, () -> producer.maxPending);
             long uncounted = Math.max(limit, high);
             long bound = high + uncounted + size + OVERHEAD;

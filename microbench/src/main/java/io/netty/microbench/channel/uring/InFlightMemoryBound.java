@@ -49,15 +49,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * How much an io_uring server holds for peers that stop reading, with and without
- * {@link IoUringChannelOption#IO_URING_IN_FLIGHT_WRITABILITY}. Opens {@code --connections} connections on 127.0.0.1
+ * How much an io_uring server holds for peers that stop reading, with
+ * {@link IoUringChannelOption#IO_URING_IN_FLIGHT_WRITABILITY} off (upstream's accounting), on with
+ * {@link IoUringChannelOption#IO_URING_IN_FLIGHT_WRITABILITY_LIMIT} 0 (patch 0002 alone), at the high water mark, and
+ * at its default (patch 0003: 16 x the high water mark). Opens {@code --connections} connections on 127.0.0.1
  * whose NIO clients never read ({@code AUTO_READ=false}, {@code SO_RCVBUF} {@code --rcvbuf}); each server child
  * (io_uring, one event loop, default water marks, {@code SO_SNDBUF} {@code --sndbuf}) writes and flushes
  * {@code --message}-byte direct buffers while it is writable, in {@code channelActive} and
  * {@code channelWritabilityChanged}. Once every child is unwritable and nothing was written for a second, it reads
  * each child's {@link ChannelOutboundBuffer#totalPendingWriteBytes()} on its event loop and the direct memory in use,
- * compares them with the bound 2 x high water mark + message + 96 (the default entry overhead) per channel, and prints
- * a Markdown table with one row per value of the option, both measured in this JVM. Exits with status 1 if a
+ * compares them with the bound high water mark + uncounted + message + 96 (the default entry overhead) per channel,
+ * uncounted being 0 with the feature off, the high water mark with the limit 0, else max(limit, high water mark), and
+ * prints a Markdown table with one row per configuration, all measured in this JVM. Exits with status 1 if a
  * configuration does not settle within {@code --timeout} seconds, or a channel exceeds the bound, or memory is not
  * released at the end. Both ends of every connection are in this JVM: {@code ulimit -n} must allow about
  * 2 x {@code --connections} + 100 open files.
@@ -109,31 +112,59 @@ public final class InFlightMemoryBound {
         System.exit(2);
     }
 
+    /** One configuration of the server's children: the two options ({@code null}: the option's default). */
+    private static final class Config {
+        final String label;
+        final boolean inFlightWritability;
+        final Integer limit;
+
+        Config(String label, boolean inFlightWritability, Integer limit) {
+            this.label = label;
+            this.inFlightWritability = inFlightWritability;
+            this.limit = limit;
+        }
+
+        /** What may stop counting against the water marks: see the class javadoc. */
+        long uncounted(int high) {
+            if (!inFlightWritability) {
+                return 0;
+            }
+            long effective = limit == null ? 16L * high : limit;
+            return effective == 0 ? high : Math.max(effective, high);
+        }
+    }
+
     private boolean run() throws Exception {
+        int high = WriteBufferWaterMark.DEFAULT.high();
+        Config[] configs = {
+                new Config("on, limit default (0003)", true, null),
+                new Config("on, limit = high water mark", true, high),
+                new Config("on, limit 0 (0002)", true, 0),
+                new Config("off (upstream)", false, null),
+        };
         List<Result> results = new ArrayList<Result>();
         long messagesBefore = messagesMemory();
-        for (boolean inFlightWritability : new boolean[] { true, false }) {
-            results.add(measure(inFlightWritability));
+        for (Config config : configs) {
+            results.add(measure(config));
         }
         boolean ok = true;
         WriteBufferWaterMark waterMark = WriteBufferWaterMark.DEFAULT;
-        long perChannelBound = 2L * waterMark.high() + message + ENTRY_OVERHEAD;
         System.out.println();
         System.out.printf(Locale.ROOT, "io_uring server, %d connections on 127.0.0.1 whose clients do not read " +
                 "(NIO, SO_RCVBUF %d), %d-byte messages, server SO_SNDBUF %d, water marks %d/%d; bound per channel " +
-                "2 x %d + %d + %d = %d bytes%n%n", connections, rcvbuf, message, sndbuf, waterMark.low(),
-                waterMark.high(), waterMark.high(), message, ENTRY_OVERHEAD, perChannelBound);
-        System.out.println("| IO_URING_IN_FLIGHT_WRITABILITY | connections | max pending/channel | " +
-                "mean pending/channel | bound/channel | total pending | bound N x (2 x high + message + 96) | " +
+                "high + uncounted + %d + %d%n%n", connections, rcvbuf, message, sndbuf, waterMark.low(),
+                waterMark.high(), message, ENTRY_OVERHEAD);
+        System.out.println("| IO_URING_IN_FLIGHT_WRITABILITY, _LIMIT | connections | max pending/channel | " +
+                "mean pending/channel | bound/channel | total pending | bound x N | " +
                 "messages' direct memory | Netty direct memory (PlatformDependent.usedDirectMemory()) | " +
                 ByteBufAllocator.DEFAULT.getClass().getSimpleName() + " direct memory | channels within bound |");
         System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
         for (Result r : results) {
-            long totalBound = perChannelBound * r.channels;
-            boolean within = r.max <= perChannelBound && r.total <= totalBound;
+            long totalBound = r.perChannelBound * r.channels;
+            boolean within = r.max <= r.perChannelBound && r.total <= totalBound;
             ok &= within && r.channels == connections;
             System.out.printf(Locale.ROOT, "| %s | %d | %d | %.0f | %d | %d (%s) | %d (%s) | %s | %s | %s | %s |%n",
-                    r.inFlightWritability, r.channels, r.max, (double) r.total / r.channels, perChannelBound,
+                    r.config.label, r.channels, r.max, (double) r.total / r.channels, r.perChannelBound,
                     r.total, mib(r.total), totalBound, mib(totalBound), delta(r.messagesMemory),
                     delta(r.nettyDirectMemory), delta(r.allocatorMemory),
                     (r.channels - r.overBound) + "/" + r.channels + (within ? " yes" : " NO"));
@@ -149,7 +180,7 @@ public final class InFlightMemoryBound {
         return ok;
     }
 
-    private Result measure(boolean inFlightWritability) throws Exception {
+    private Result measure(Config config) throws Exception {
         EventLoopGroup serverGroup = new MultiThreadIoEventLoopGroup(1, IoUringIoHandler.newFactory());
         EventLoopGroup clientGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         Writer writer = new Writer(message);
@@ -159,12 +190,16 @@ public final class InFlightMemoryBound {
             long messagesBefore = messagesMemory();
             long nettyBefore = PlatformDependent.usedDirectMemory();
             long allocatorBefore = allocatorMemory();
-            server = new ServerBootstrap().group(serverGroup).channel(IoUringServerSocketChannel.class)
+            ServerBootstrap serverBootstrap = new ServerBootstrap().group(serverGroup)
+                    .channel(IoUringServerSocketChannel.class)
                     .childOption(ChannelOption.SO_SNDBUF, sndbuf)
                     .childOption(ChannelOption.AUTO_READ, false)
-                    .childOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY, inFlightWritability)
-                    .childHandler(writer)
-                    .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+                    .childOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY, config.inFlightWritability)
+                    .childHandler(writer);
+            if (config.limit != null) {
+                serverBootstrap.childOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT, config.limit);
+            }
+            server = serverBootstrap.bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
             Bootstrap bootstrap = new Bootstrap().group(clientGroup).channel(NioSocketChannel.class)
                     .option(ChannelOption.AUTO_READ, false)
                     .option(ChannelOption.SO_RCVBUF, rcvbuf)
@@ -204,14 +239,15 @@ public final class InFlightMemoryBound {
                     for (Channel child : writer.children) {
                         writable += child.isWritable() ? 1 : 0;
                     }
-                    throw new IllegalStateException("IO_URING_IN_FLIGHT_WRITABILITY=" + inFlightWritability +
+                    throw new IllegalStateException(config.label +
                             ": did not settle in " + timeoutSeconds + " s: " + writer.children.size() + '/' +
                             connections + " children, " + writable + " writable, " + written + " bytes written");
                 }
             }
 
-            Result result = new Result(inFlightWritability);
-            long perChannelBound = 2L * WriteBufferWaterMark.DEFAULT.high() + message + ENTRY_OVERHEAD;
+            int high = WriteBufferWaterMark.DEFAULT.high();
+            long perChannelBound = high + config.uncounted(high) + message + ENTRY_OVERHEAD;
+            Result result = new Result(config, perChannelBound);
             for (final Channel child : writer.children) {
                 long pending = child.eventLoop().submit(() -> {
                     ChannelOutboundBuffer buffer = child.unsafe().outboundBuffer();
@@ -230,8 +266,8 @@ public final class InFlightMemoryBound {
             result.messagesMemory = messagesMemory() - messagesBefore;
             result.nettyDirectMemory = nettyBefore < 0 ? UNKNOWN : PlatformDependent.usedDirectMemory() - nettyBefore;
             result.allocatorMemory = allocatorBefore < 0 ? UNKNOWN : allocatorMemory() - allocatorBefore;
-            System.err.printf(Locale.ROOT, "IO_URING_IN_FLIGHT_WRITABILITY=%s: settled, %d bytes written%n",
-                    inFlightWritability, writer.written.get());
+            System.err.printf(Locale.ROOT, "%s: settled, %d bytes written%n", config.label,
+                    writer.written.get());
             return result;
         } finally {
             for (Channel client : clients) {
@@ -269,7 +305,8 @@ public final class InFlightMemoryBound {
     }
 
     private static final class Result {
-        final boolean inFlightWritability;
+        final Config config;
+        final long perChannelBound;
         int channels;
         int overBound;
         long total;
@@ -278,8 +315,9 @@ public final class InFlightMemoryBound {
         long nettyDirectMemory;
         long allocatorMemory;
 
-        Result(boolean inFlightWritability) {
-            this.inFlightWritability = inFlightWritability;
+        Result(Config config, long perChannelBound) {
+            this.config = config;
+            this.perChannelBound = perChannelBound;
         }
     }
 
