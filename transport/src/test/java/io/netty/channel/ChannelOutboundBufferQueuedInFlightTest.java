@@ -69,6 +69,12 @@ public class ChannelOutboundBufferQueuedInFlightTest {
         }
     }
 
+    /** Flushes a message of {@code size} readable bytes and reports it as the transport's outstanding write. */
+    private void outstandingWrite(int size, long limit) {
+        addFlushed(size);
+        buffer.setBytesInFlight(size, limit);
+    }
+
     /** Adds a message of {@code size} readable bytes without flushing it (as a handler's write does). */
     private ByteBuf add(int size, ChannelPromise promise) {
         ByteBuf buf = Unpooled.buffer(size).writeZero(size);
@@ -159,8 +165,7 @@ public class ChannelOutboundBufferQueuedInFlightTest {
     @Test
     public void writableStateUndoneBeforeItsEventIsNotReported() {
         setUp();
-        addFlushed(6000);
-        buffer.setBytesInFlight(6000, LIMIT);
+        outstandingWrite(6000, LIMIT);
         add(HIGH);
         assertFalse(buffer.isWritable());
         assertEquals(Collections.singletonList(false), events);
@@ -188,8 +193,7 @@ public class ChannelOutboundBufferQueuedInFlightTest {
     @Test
     public void eventFiredBetweenFlushAndItsTaskKeepsLaterEvents() {
         setUp();
-        addFlushed(6000);
-        buffer.setBytesInFlight(6000, LIMIT);
+        outstandingWrite(6000, LIMIT);
         // Another thread's write reaches the buffer: unwritable, its event fired from a task.
         buffer.incrementPendingOutboundBytes(HIGH + 1);
         add(HIGH);
@@ -224,8 +228,7 @@ public class ChannelOutboundBufferQueuedInFlightTest {
                 }
             }
         });
-        addFlushed(6000);
-        buffer.setBytesInFlight(6000, LIMIT);
+        outstandingWrite(6000, LIMIT);
         buffer.setUserDefinedWritability(1, false);
         add(HIGH + 1);
         buffer.setUserDefinedWritability(1, true);
@@ -241,8 +244,7 @@ public class ChannelOutboundBufferQueuedInFlightTest {
     @Test
     public void limitZeroKeepsQueuedMessagesCounted() {
         setUp();
-        addFlushed(6000);
-        buffer.setBytesInFlight(6000, 0);
+        outstandingWrite(6000, 0);
         add(6000);
         add(3000);
         buffer.addFlush();
@@ -262,8 +264,7 @@ public class ChannelOutboundBufferQueuedInFlightTest {
     @Test
     public void atMostTheLimitStopsCounting() {
         setUp();
-        addFlushed(6000);
-        buffer.setBytesInFlight(6000, LIMIT);
+        outstandingWrite(6000, LIMIT);
         // Five messages of 6096 pending bytes: 30480 in flight, under the limit.
         for (int i = 0; i < 4; i++) {
             addFlushed(6000);
@@ -289,8 +290,7 @@ public class ChannelOutboundBufferQueuedInFlightTest {
     @Test
     public void limitBelowHighWaterMarkActsAsHighWaterMark() {
         setUp();
-        addFlushed(6000);
-        buffer.setBytesInFlight(6000, 100);
+        outstandingWrite(6000, 100);
         addFlushed(6000);
         // 12192 in flight, 8192 of it stop counting.
         assertEquals(12000 + 2 * OVERHEAD, buffer.inFlightSize());
@@ -301,8 +301,7 @@ public class ChannelOutboundBufferQueuedInFlightTest {
     @Test
     public void noWriteOutstandingCountsQueuedMessagesAgain() {
         setUp();
-        addFlushed(6000);
-        buffer.setBytesInFlight(6000, LIMIT);
+        outstandingWrite(6000, LIMIT);
         addFlushed(5000);
         addFlushed(5000);
         assertWritable(HIGH + 1);
@@ -429,8 +428,7 @@ public class ChannelOutboundBufferQueuedInFlightTest {
     @Test
     public void cancelledMessageWeighsNothing() {
         setUp();
-        addFlushed(1000);
-        buffer.setBytesInFlight(1000, LIMIT);
+        outstandingWrite(1000, LIMIT);
         ChannelPromise cancelled = channel.newPromise();
         add(2000, cancelled);
         assertTrue(cancelled.cancel(false));
