@@ -74,7 +74,9 @@ import java.util.concurrent.locks.LockSupport;
  * request latencies at the client (send to end of stream); {@code latencyP50Us}, {@code latencyP99Us} and
  * {@code latencyP999Us} the 50th, 99th and 99.9th percentiles of those latencies in the iteration so far, in
  * microseconds to within 3%, multiplied by {@code responses} (so that, like the other counters, they read per
- * response with {@code --per responses}). Latency p50/p99/p999 of each iteration are printed too.
+ * response with {@code --per responses}). Latency p50/p99/p999 of each iteration are printed too, and with
+ * {@code -Dh2bench.trace=true} where each response's latency went ({@link ResponseTrace}).
+ * {@code -Dh2bench.jvmArgs='-Dk=v ...'} passes JVM arguments (separated by white space) to the benchmark's forks.
  * {@code writeBufferHighWaterMark} sets the server connections' write buffer high water mark (0: Netty's default,
  * 64 KiB; the low one is half of it).
  * {@link #inFlightWritabilityOff} runs in a JVM with {@code -Dio.netty.iouring.inFlightWritability=false}. The
@@ -88,6 +90,8 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     private static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final int CLIENT_WINDOW = 1 << 24;
     private static final double[] QUANTILES = { 0.50, 0.99, 0.999 };
+    /** Comma-separated JVM arguments appended to the benchmark's forks, e.g. system properties of a transport. */
+    private static final String JVM_ARGS_PROPERTY = "h2bench.jvmArgs";
 
     @Param({ "IO_URING", "NIO", "EPOLL" })
     public Transport transport;
@@ -259,6 +263,9 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
             for (int i = 0; i < burst; i++) {
                 int id = connection.local().incrementAndGetNextStreamId();
                 sent.put(id, Long.valueOf(now));
+                if (ResponseTrace.ENABLED) {
+                    ResponseTrace.stamp(ctx.channel(), false, id, ResponseTrace.SENT, now);
+                }
                 Http2Headers headers = new DefaultHttp2Headers().method("GET").path("/").scheme("http")
                         .authority("localhost");
                 handler.encoder().writeHeaders(ctx, id, headers, 0, true, ctx.newPromise()).addListener(f -> {
@@ -276,6 +283,9 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
             dataFrames++;
             if (endOfStream) {
                 long latency = System.nanoTime() - sent.remove(streamId);
+                if (ResponseTrace.ENABLED) {
+                    ResponseTrace.stamp(ctx.channel(), false, streamId, ResponseTrace.RECEIVED);
+                }
                 latencyNanos += latency;
                 if (latencyCount == latencies.length) {
                     latencies = Arrays.copyOf(latencies, latencyCount * 2);
@@ -329,6 +339,9 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
             return copy;
         }).get();
         Arrays.sort(sorted);
+        if (ResponseTrace.ENABLED) {
+            ResponseTrace.report(System.out);
+        }
         if (sorted.length > 0) {
             System.out.printf("latency p50 %.1f us, p99 %.1f us, p999 %.1f us (%d responses)%n",
                     sorted[(int) (sorted.length * 0.50)] / 1000.0,
@@ -411,6 +424,25 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
             }
         }
         return builder;
+    }
+
+    /**
+     * The harness's JVM arguments, {@code -Dh2bench.trace=true} if set, and those of {@code -Dh2bench.jvmArgs}
+     * (separated by white space). Given as JMH's {@code jvmArgs}, so that a method's {@code @Fork(jvmArgsAppend)}
+     * still applies.
+     */
+    @Override
+    protected String[] jvmArgs() {
+        List<String> args = new ArrayList<String>(Arrays.asList(super.jvmArgs()));
+        if (ResponseTrace.ENABLED) {
+            args.add("-D" + ResponseTrace.PROPERTY + "=true");
+        }
+        for (String arg : System.getProperty(JVM_ARGS_PROPERTY, "").trim().split("\\s+")) {
+            if (!arg.isEmpty()) {
+                args.add(arg);
+            }
+        }
+        return args.toArray(new String[0]);
     }
 
     @Benchmark

@@ -19,6 +19,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -54,6 +55,7 @@ import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
+import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.codec.http2.HttpConversionUtil;
 import io.netty.handler.codec.http2.HttpToHttp2ConnectionHandlerBuilder;
 import io.netty.handler.codec.http2.InboundHttp2ToHttpAdapterBuilder;
@@ -87,6 +89,7 @@ public final class Http2ResponseServer implements AutoCloseable {
     static final int MAX_BYTES_BODY = 64 * 1024 * 1024;
     private static final int DATA_FRAME_TYPE = 0;
     private static final int FRAME_HEADER_LENGTH = 9;
+    private static final int END_STREAM_FLAG = 0x1;
 
     /** The transport of the server. */
     public enum Transport {
@@ -352,6 +355,10 @@ public final class Http2ResponseServer implements AutoCloseable {
                 if (readable == FRAME_HEADER_LENGTH
                         && buf.getByte(buf.readerIndex() + 3) == DATA_FRAME_TYPE) {
                     dataFrames++;
+                    if (ResponseTrace.ENABLED && (buf.getByte(buf.readerIndex() + 4) & END_STREAM_FLAG) != 0) {
+                        ResponseTrace.stamp(ctx.channel(), true, buf.getInt(buf.readerIndex() + 5) & Integer.MAX_VALUE,
+                                ResponseTrace.LAST_DATA);
+                    }
                 }
             }
             ctx.write(msg, promise);
@@ -385,13 +392,21 @@ public final class Http2ResponseServer implements AutoCloseable {
     private final class FullResponder extends SimpleChannelInboundHandler<FullHttpRequest> {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+            String streamId = HttpConversionUtil.ExtensionHeaderNames.STREAM_ID.text().toString();
+            int id = 0;
+            if (ResponseTrace.ENABLED) {
+                id = Integer.parseInt(request.headers().get(streamId));
+                ResponseTrace.stamp(ctx.channel(), true, id, ResponseTrace.READ);
+            }
             ByteBuf content = content(request.uri());
             FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
                     content);
-            String streamId = HttpConversionUtil.ExtensionHeaderNames.STREAM_ID.text().toString();
             response.headers().set(streamId, request.headers().get(streamId));
             response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
-            ctx.writeAndFlush(response);
+            ChannelFuture write = ctx.writeAndFlush(response);
+            if (ResponseTrace.ENABLED) {
+                ResponseTrace.written(ctx.channel(), id, write);
+            }
         }
     }
 
@@ -401,11 +416,19 @@ public final class Http2ResponseServer implements AutoCloseable {
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             try {
                 if (msg instanceof Http2HeadersFrame && ((Http2HeadersFrame) msg).isEndStream()) {
+                    if (ResponseTrace.ENABLED) {
+                        ResponseTrace.stamp(ctx.channel().parent(), true,
+                                ((Http2StreamChannel) ctx.channel()).stream().id(), ResponseTrace.READ);
+                    }
                     ByteBuf content = content(((Http2HeadersFrame) msg).headers().path());
                     Http2Headers headers = new DefaultHttp2Headers().status(HttpResponseStatus.OK.codeAsText())
                             .setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
                     ctx.write(new DefaultHttp2HeadersFrame(headers));
-                    ctx.writeAndFlush(new DefaultHttp2DataFrame(content, true));
+                    ChannelFuture write = ctx.writeAndFlush(new DefaultHttp2DataFrame(content, true));
+                    if (ResponseTrace.ENABLED) {
+                        ResponseTrace.written(ctx.channel().parent(),
+                                ((Http2StreamChannel) ctx.channel()).stream().id(), write);
+                    }
                 }
             } finally {
                 ReferenceCountUtil.release(msg);
@@ -450,6 +473,10 @@ public final class Http2ResponseServer implements AutoCloseable {
                 throw new IllegalArgumentException("unknown option: " + arg + " (known: --transport, --distributor, "
                         + "--pipeline, --body, --port, --sndbuf, --hwm)");
             }
+        }
+        if (ResponseTrace.ENABLED) {
+            throw new IllegalArgumentException("-D" + ResponseTrace.PROPERTY
+                    + " is for Http2ResponseBenchmark, whose client stamps and reports the responses");
         }
         final Http2ResponseServer server = start(transport, distributor, pipeline, bodySize,
                 new InetSocketAddress("127.0.0.1", port), sendBufferSize, writeBufferHighWaterMark);
