@@ -90,7 +90,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     private static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final int CLIENT_WINDOW = 1 << 24;
     private static final double[] QUANTILES = { 0.50, 0.99, 0.999 };
-    /** Comma-separated JVM arguments appended to the benchmark's forks, e.g. system properties of a transport. */
+    /** JVM arguments (separated by white space) passed to the benchmark's forks, e.g. system properties. */
     private static final String JVM_ARGS_PROPERTY = "h2bench.jvmArgs";
 
     @Param({ "IO_URING", "NIO", "EPOLL" })
