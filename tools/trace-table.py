@@ -27,7 +27,7 @@ def main(paths):
         sys.exit(__doc__)
     rows = {}
     for path in paths:
-        label = re.sub(r'-\d+$', '', os.path.basename(path)[:-4] if path.endswith('.log') else os.path.basename(path))
+        label = re.sub(r'(-\d+)?(\.log)?$', '', os.path.basename(path))
         row, measured = None, False
         with open(path) as log:
             for line in log:

@@ -51,6 +51,7 @@ import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
 import io.netty.handler.codec.http2.DefaultHttp2RemoteFlowController;
 import io.netty.handler.codec.http2.Http2Connection;
+import io.netty.handler.codec.http2.Http2Flags;
 import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
@@ -89,7 +90,6 @@ public final class Http2ResponseServer implements AutoCloseable {
     static final int MAX_BYTES_BODY = 64 * 1024 * 1024;
     private static final int DATA_FRAME_TYPE = 0;
     private static final int FRAME_HEADER_LENGTH = 9;
-    private static final int END_STREAM_FLAG = 0x1;
 
     /** The transport of the server. */
     public enum Transport {
@@ -355,7 +355,7 @@ public final class Http2ResponseServer implements AutoCloseable {
                 if (readable == FRAME_HEADER_LENGTH
                         && buf.getByte(buf.readerIndex() + 3) == DATA_FRAME_TYPE) {
                     dataFrames++;
-                    if (ResponseTrace.ENABLED && (buf.getByte(buf.readerIndex() + 4) & END_STREAM_FLAG) != 0) {
+                    if (ResponseTrace.ENABLED && (buf.getByte(buf.readerIndex() + 4) & Http2Flags.END_STREAM) != 0) {
                         ResponseTrace.stamp(ctx.channel(), true, buf.getInt(buf.readerIndex() + 5) & Integer.MAX_VALUE,
                                 ResponseTrace.LAST_DATA);
                     }
@@ -416,9 +416,12 @@ public final class Http2ResponseServer implements AutoCloseable {
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             try {
                 if (msg instanceof Http2HeadersFrame && ((Http2HeadersFrame) msg).isEndStream()) {
+                    Channel connection = null;
+                    int id = 0;
                     if (ResponseTrace.ENABLED) {
-                        ResponseTrace.stamp(ctx.channel().parent(), true,
-                                ((Http2StreamChannel) ctx.channel()).stream().id(), ResponseTrace.READ);
+                        connection = ctx.channel().parent();
+                        id = ((Http2StreamChannel) ctx.channel()).stream().id();
+                        ResponseTrace.stamp(connection, true, id, ResponseTrace.READ);
                     }
                     ByteBuf content = content(((Http2HeadersFrame) msg).headers().path());
                     Http2Headers headers = new DefaultHttp2Headers().status(HttpResponseStatus.OK.codeAsText())
@@ -426,8 +429,7 @@ public final class Http2ResponseServer implements AutoCloseable {
                     ctx.write(new DefaultHttp2HeadersFrame(headers));
                     ChannelFuture write = ctx.writeAndFlush(new DefaultHttp2DataFrame(content, true));
                     if (ResponseTrace.ENABLED) {
-                        ResponseTrace.written(ctx.channel().parent(),
-                                ((Http2StreamChannel) ctx.channel()).stream().id(), write);
+                        ResponseTrace.written(connection, id, write);
                     }
                 }
             } finally {
