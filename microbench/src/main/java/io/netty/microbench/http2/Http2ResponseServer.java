@@ -75,7 +75,7 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The HTTP/2 server of {@link Http2ResponseBenchmark}, also runnable on its own for external clients such as
+ * The HTTP/2 server of {@code Http2ResponseBenchmark}, also runnable on its own for external clients such as
  * {@code h2load}: on one event-loop thread of the chosen transport, it answers every request with a cached body,
  * either as an {@code HttpToHttp2ConnectionHandler} user ({@code writeAndFlush(FullHttpResponse)} of a
  * {@code retainedDuplicate()}) or as an {@code Http2MultiplexHandler} user (headers and data frames on the stream's

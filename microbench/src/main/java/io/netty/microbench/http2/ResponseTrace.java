@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Where the latency of each response goes, with {@code -Dh2bench.trace=true}: the client and the server of
- * {@link Http2ResponseBenchmark} run in one JVM and stamp every response with {@link System#nanoTime()} at five
+ * {@code Http2ResponseBenchmark} run in one JVM and stamp every response with {@link System#nanoTime()} at five
  * points: {@link #SENT} (the client's burst of requests began), {@link #READ} (the server's handler read the
  * request), {@link #LAST_DATA} (the response's {@code DATA} frame with {@code END_STREAM} reached the head of the
  * server's pipeline), {@link #WRITTEN} (the server's event loop completed the response's write promise: the write
