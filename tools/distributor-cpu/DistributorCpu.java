@@ -1,9 +1,13 @@
 /*
  * Fork tooling (not part of any upstream PR): one JVM distributes 64 KiB on each of STREAMS streams, BUDGET bytes
- * per distribute() call, with either the UniformStreamByteDistributor on the class path (the fork's) or upstream's
- * class of the base release, renamed UpstreamUniformStreamByteDistributor by tools/distributor-cpu.sh; both with a
- * 16 KiB minimum chunk. Prints: variant budget streams cpu-ns-per-op allocations-per-op. The CPU time is the
- * thread's (ThreadMXBean), so time the thread spends descheduled on a busy machine does not count.
+ * per distribute() call, with two distributors side by side: the UniformStreamByteDistributor on the class path (the
+ * fork's) and upstream's class of the base release, renamed UpstreamUniformStreamByteDistributor by
+ * tools/distributor-cpu.sh; both with a 16 KiB minimum chunk, each on its own connection and streams. After a
+ * warm-up of both, it measures PAIRS pairs of slices of about 20 ms each, upstream and fork in turn (the order
+ * alternates from pair to pair), so that both see the same machine at the same moments; a slice's cost is the
+ * thread's CPU time (ThreadMXBean: time the thread spends descheduled does not count) divided by its operations.
+ * Prints one line: budget streams upstream-ns-per-op fork-ns-per-op (medians over the slices), the first quartile,
+ * median and third quartile of the per-pair ratio fork/upstream, and the allocations per operation of each.
  */
 package io.netty.handler.codec.http2;
 
@@ -15,108 +19,132 @@ import static io.netty.handler.codec.http2.Http2CodecUtil.DEFAULT_MAX_FRAME_SIZE
 
 public final class DistributorCpu {
     private static final int BODY_SIZE = 64 * 1024;
-    private static final int WARMUP_SLICES = 6;
-    private static final int SLICES = 12;
-    private static final long SLICE_CPU_NANOS = 100_000_000L;
+    private static final long WARMUP_CPU_NANOS = 1_500_000_000L;
+    private static final long SLICE_CPU_NANOS = 20_000_000L;
+    private static final int PAIRS = 60;
 
     private DistributorCpu() {
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length != 3) {
-            throw new IllegalArgumentException("usage: DistributorCpu fork|upstream BUDGET STREAMS");
-        }
-        String variant = args[0];
-        int budget = Integer.parseInt(args[1]);
-        int streams = Integer.parseInt(args[2]);
-        Http2Connection connection = new DefaultHttp2Connection(false);
+    /** One distributor with its own connection, streams and writer; an operation drains 64 KiB from each stream. */
+    private static final class Setup {
         final StreamByteDistributor distributor;
-        if ("fork".equals(variant)) {
-            UniformStreamByteDistributor d = new UniformStreamByteDistributor(connection);
-            d.minAllocationChunk(DEFAULT_MAX_FRAME_SIZE);
-            distributor = d;
-        } else if ("upstream".equals(variant)) {
-            // Loaded by name: the class exists only in the scratch build of tools/distributor-cpu.sh.
-            distributor = (StreamByteDistributor) Class.forName(
-                    "io.netty.handler.codec.http2.UpstreamUniformStreamByteDistributor")
-                    .getConstructor(Http2Connection.class).newInstance(connection);
-            distributor.getClass().getMethod("minAllocationChunk", int.class)
-                    .invoke(distributor, DEFAULT_MAX_FRAME_SIZE);
-        } else {
-            throw new IllegalArgumentException("unknown variant: " + variant + " (expected fork or upstream)");
-        }
-
-        final long[] pending = new long[streams];
+        final long[] pending;
         final long[] counts = new long[2]; // bytes written in this operation, allocations since the last reset
-        final StreamByteDistributor.StreamState[] states = new StreamByteDistributor.StreamState[streams];
-        for (int i = 0; i < streams; i++) {
-            final Http2Stream stream = connection.local().createStream(2 * i + 1, false);
-            final int index = i;
-            states[i] = new StreamByteDistributor.StreamState() {
-                @Override
-                public Http2Stream stream() {
-                    return stream;
-                }
+        final StreamByteDistributor.StreamState[] states;
+        final StreamByteDistributor.Writer writer;
+        final int budget;
+        final long total;
 
-                @Override
-                public long pendingBytes() {
-                    return pending[index];
-                }
+        Setup(StreamByteDistributor distributor, Http2Connection connection, int budget, int streams)
+                throws Http2Exception {
+            this.distributor = distributor;
+            this.budget = budget;
+            total = (long) streams * BODY_SIZE;
+            pending = new long[streams];
+            states = new StreamByteDistributor.StreamState[streams];
+            for (int i = 0; i < streams; i++) {
+                final Http2Stream stream = connection.local().createStream(2 * i + 1, false);
+                final int index = i;
+                states[i] = new StreamByteDistributor.StreamState() {
+                    @Override
+                    public Http2Stream stream() {
+                        return stream;
+                    }
 
-                @Override
-                public boolean hasFrame() {
-                    return pending[index] > 0;
-                }
+                    @Override
+                    public long pendingBytes() {
+                        return pending[index];
+                    }
 
+                    @Override
+                    public boolean hasFrame() {
+                        return pending[index] > 0;
+                    }
+
+                    @Override
+                    public int windowSize() {
+                        return Integer.MAX_VALUE;
+                    }
+                };
+            }
+            writer = new StreamByteDistributor.Writer() {
                 @Override
-                public int windowSize() {
-                    return Integer.MAX_VALUE;
+                public void write(Http2Stream stream, int numBytes) {
+                    int index = stream.id() >>> 1;
+                    pending[index] -= numBytes;
+                    counts[0] += numBytes;
+                    counts[1]++;
+                    Setup.this.distributor.updateStreamableBytes(states[index]);
                 }
             };
         }
-        StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {
-            @Override
-            public void write(Http2Stream stream, int numBytes) {
-                int index = stream.id() >>> 1;
-                pending[index] -= numBytes;
-                counts[0] += numBytes;
-                counts[1]++;
-                distributor.updateStreamableBytes(states[index]);
+
+        void run(long ops) throws Http2Exception {
+            for (long k = 0; k < ops; k++) {
+                counts[0] = 0;
+                for (int i = 0; i < pending.length; i++) {
+                    pending[i] = BODY_SIZE;
+                    distributor.updateStreamableBytes(states[i]);
+                }
+                while (counts[0] < total) {
+                    distributor.distribute(budget, writer);
+                }
             }
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2) {
+            throw new IllegalArgumentException("usage: DistributorCpu BUDGET STREAMS");
+        }
+        int budget = Integer.parseInt(args[0]);
+        int streams = Integer.parseInt(args[1]);
+
+        Http2Connection forkConnection = new DefaultHttp2Connection(false);
+        UniformStreamByteDistributor fork = new UniformStreamByteDistributor(forkConnection);
+        fork.minAllocationChunk(DEFAULT_MAX_FRAME_SIZE);
+        Http2Connection upstreamConnection = new DefaultHttp2Connection(false);
+        // Loaded by name: the class exists only in the scratch build of tools/distributor-cpu.sh.
+        StreamByteDistributor upstream = (StreamByteDistributor) Class.forName(
+                "io.netty.handler.codec.http2.UpstreamUniformStreamByteDistributor")
+                .getConstructor(Http2Connection.class).newInstance(upstreamConnection);
+        upstream.getClass().getMethod("minAllocationChunk", int.class).invoke(upstream, DEFAULT_MAX_FRAME_SIZE);
+        Setup[] setups = {
+                new Setup(upstream, upstreamConnection, budget, streams),
+                new Setup(fork, forkConnection, budget, streams)
         };
 
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        long total = (long) streams * BODY_SIZE;
-        double[] nanosPerOp = new double[SLICES];
-        long measuredOps = 0;
-        for (int slice = -WARMUP_SLICES; slice < SLICES; slice++) {
-            if (slice == 0) {
-                counts[1] = 0;
-            }
-            long start = threads.getCurrentThreadCpuTime();
-            long ops = 0;
-            long cpu;
-            do {
-                for (int k = 0; k < 64; k++) {
-                    counts[0] = 0;
-                    for (int i = 0; i < streams; i++) {
-                        pending[i] = BODY_SIZE;
-                        distributor.updateStreamableBytes(states[i]);
-                    }
-                    while (counts[0] < total) {
-                        distributor.distribute(budget, writer);
-                    }
-                }
-                ops += 64;
-                cpu = threads.getCurrentThreadCpuTime() - start;
-            } while (cpu < SLICE_CPU_NANOS);
-            if (slice >= 0) {
-                nanosPerOp[slice] = (double) cpu / ops;
-                measuredOps += ops;
-            }
+        long start = threads.getCurrentThreadCpuTime();
+        while (threads.getCurrentThreadCpuTime() - start < WARMUP_CPU_NANOS) {
+            setups[0].run(16);
+            setups[1].run(16);
         }
-        Arrays.sort(nanosPerOp);
-        System.out.printf("%s %d %d %.1f %.2f%n", variant, budget, streams, nanosPerOp[SLICES / 2],
-                (double) counts[1] / measuredOps);
+        start = threads.getCurrentThreadCpuTime();
+        setups[0].run(256);
+        long opsPerSlice = Math.max(16, SLICE_CPU_NANOS * 256 / Math.max(1, threads.getCurrentThreadCpuTime() - start));
+
+        double[][] nanosPerOp = new double[2][PAIRS];
+        double[] ratios = new double[PAIRS];
+        setups[0].counts[1] = 0;
+        setups[1].counts[1] = 0;
+        for (int pair = 0; pair < PAIRS; pair++) {
+            for (int turn = 0; turn < 2; turn++) {
+                int which = (pair + turn) & 1;
+                long before = threads.getCurrentThreadCpuTime();
+                setups[which].run(opsPerSlice);
+                nanosPerOp[which][pair] = (double) (threads.getCurrentThreadCpuTime() - before) / opsPerSlice;
+            }
+            ratios[pair] = nanosPerOp[1][pair] / nanosPerOp[0][pair];
+        }
+        long measuredOps = PAIRS * opsPerSlice;
+        Arrays.sort(nanosPerOp[0]);
+        Arrays.sort(nanosPerOp[1]);
+        Arrays.sort(ratios);
+        System.out.printf("%d %d %.1f %.1f %.3f %.3f %.3f %.2f %.2f%n", budget, streams,
+                nanosPerOp[0][PAIRS / 2], nanosPerOp[1][PAIRS / 2],
+                ratios[PAIRS / 4], ratios[PAIRS / 2], ratios[3 * PAIRS / 4],
+                (double) setups[0].counts[1] / measuredOps, (double) setups[1].counts[1] / measuredOps);
     }
 }
