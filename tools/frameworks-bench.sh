@@ -54,7 +54,15 @@ cd "$ROOT"
 
 if [ "${TABLE_ONLY:-0}" != 1 ]; then
   read -r -a build_props <<<"$(tools/series.sh build-props)"
+  fork_version=$(printf '%s\n' "${build_props[@]}" | sed -n 's/^-Dfork.version=//p')
+  [ -n "$fork_version" ] || { echo "frameworks-bench: tools/series.sh build-props gave no -Dfork.version" >&2; exit 1; }
   for ex in grpc reactor-netty; do
+    # Maven never downloads a release version again once its local repository has it, and every build of the fork
+    # has the same version: drop the fork's artifacts from the example's repository, so that it takes the ones in
+    # FORK_REPO now (not those of whichever deploy the example first resolved).
+    if [ -d "$ROOT/target/$ex-m2/io/netty" ]; then
+      find "$ROOT/target/$ex-m2/io/netty" -mindepth 2 -maxdepth 2 -type d -name "$fork_version" -exec rm -rf {} +
+    fi
     for netty in upstream fork; do
       profile=()
       [ "$netty" = upstream ] && profile=(-Pupstream)
