@@ -99,7 +99,8 @@ for line in open(sys.argv[1]):
     rows[(kv['framework'], kv['workload'], kv['transport'], side)].append(kv)
 others = [s for s in sides if s != 'upstream']
 metrics = [('dataFramesPerMessage', 'DATA frames/msg'), ('bytesPerDataFrame', 'bytes/DATA frame'),
-           ('serverCpuUsPerCall', 'server loop CPU us/call'), ('p50us', 'p50 us'), ('p99us', 'p99 us')]
+           ('serverCpuUsPerCall', 'server loop CPU us/call'), ('serverUserUsPerCall', 'of which user mode us/call'),
+           ('p50us', 'p50 us'), ('p99us', 'p99 us')]
 keys = sorted({k[:3] for k in rows})
 fmt = lambda x: '' if x is None else (f'{x:.0f}' if x >= 100 else f'{x:.3g}')
 print('| framework | workload | transport | metric | upstream | ' + ' | '.join(others) + ' | '
@@ -110,10 +111,12 @@ for k in keys:
     if not up:
         continue
     for m, label in metrics:
+        if any(m not in r for r in up):
+            continue  # results of a harness that did not report this metric yet
         u = statistics.median(float(r[m]) for r in up)
         vals = []
         for s in others:
-            rs = rows.get(k + (s,), [])
+            rs = [r for r in rows.get(k + (s,), []) if m in r]
             vals.append(statistics.median(float(r[m]) for r in rs) if rs else None)
         ratios = ['' if v is None else (f'{v / u:.2f}' if u else 'nan') for v in vals]
         print(f'| {k[0]} | {k[1]} | {k[2]} | {label} | {fmt(u)} | ' + ' | '.join(fmt(v) for v in vals) + ' | '

@@ -63,18 +63,20 @@ public final class ReactorNettyBench {
             BytesClient[] clients = {a, b};
             run(clients, warmup, rate, new long[warmup]);
             counts.reset();
-            long cpu0 = serverLoopCpuNanos();
+            long cpu0 = serverLoopCpuNanos(false);
+            long user0 = serverLoopCpuNanos(true);
             long[] latencies = new long[requests];
             run(clients, requests, rate, latencies);
-            long cpu = serverLoopCpuNanos() - cpu0;
+            long cpu = serverLoopCpuNanos(false) - cpu0;
+            long user = serverLoopCpuNanos(true) - user0;
             Arrays.sort(latencies);
             System.out.printf(Locale.ROOT, "RESULT framework=reactor-netty transport=%s workload=get64k netty=%s"
                             + " rate=%d calls=%d messageBytes=%d dataFramesPerMessage=%.2f bytesPerDataFrame=%.0f"
-                            + " serverCpuUsPerCall=%.1f p50us=%d p99us=%d%n",
+                            + " serverCpuUsPerCall=%.1f serverUserUsPerCall=%.1f p50us=%d p99us=%d%n",
                     transport.name().toLowerCase(Locale.ROOT),
                     Version.identify().get("netty-codec-http2").artifactVersion(), rate, requests, BytesServer.SIZE,
                     (double) counts.dataFrames() / requests, (double) counts.dataBytes() / counts.dataFrames(),
-                    cpu / 1000.0 / requests, latencies[requests / 2] / 1000,
+                    cpu / 1000.0 / requests, user / 1000.0 / requests, latencies[requests / 2] / 1000,
                     latencies[requests * 99 / 100] / 1000);
         } finally {
             server.disposeNow(Duration.ofSeconds(30));
@@ -116,12 +118,17 @@ public final class ReactorNettyBench {
         }
     }
 
-    private static long serverLoopCpuNanos() {
+    /**
+     * The CPU time of the server's event-loop threads: all of it, or with {@code user} only the time in user mode (the
+     * rest is the kernel's, e.g. the TCP send path, which on loopback also runs the receiving side's processing).
+     */
+    private static long serverLoopCpuNanos(boolean user) {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         long sum = 0;
         for (ThreadInfo info : mx.getThreadInfo(mx.getAllThreadIds())) {
             if (info != null && info.getThreadName().startsWith(SERVER_THREADS)) {
-                sum += mx.getThreadCpuTime(info.getThreadId());
+                long id = info.getThreadId();
+                sum += user ? mx.getThreadUserTime(id) : mx.getThreadCpuTime(id);
             }
         }
         return sum;
