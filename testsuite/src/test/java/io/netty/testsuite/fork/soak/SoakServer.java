@@ -23,6 +23,7 @@ import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
@@ -77,8 +78,12 @@ import io.netty.util.concurrent.EventExecutor;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
@@ -89,6 +94,9 @@ final class SoakServer {
     static final WriteBufferWaterMark WATER_MARK = WriteBufferWaterMark.DEFAULT;
     private static final int ZERO_COPY_THRESHOLD = 16 * 1024;
     private static final int CHUNK = 8 * 1024;
+    /** Runs {@code ss} for the stalls' kernel view, off the event loops. */
+    private static final ExecutorService STALL_PROBES = Executors.newSingleThreadExecutor(
+            new DefaultThreadFactory("soak-stall-probe", true));
 
     enum Transport {
         NIO, IO_URING, IO_URING_RING, IO_URING_ZC;
@@ -421,16 +429,33 @@ final class SoakServer {
      * The server's view of a stream the client saw stall, taken on the server connection's event loop and added to
      * the report's samples.
      */
+    /**
+     * Records a stall with three views: the client's ({@code clientView}), the server's (its connection and the
+     * stream, read on the server's event loop) and the kernel's (the two sockets of the connection as {@code ss}
+     * shows them: queues, timers, windows, retransmissions), so that a stall tells where the bytes wait: in the
+     * server's HTTP/2 flow control, in its outbound buffer (flushed or not), in the kernel's send or receive queue, or
+     * nowhere.
+     */
     static void describeStall(String clientView, int clientPort, int streamId, SoakStats stats) {
+        CompletableFuture<String> kernel = CompletableFuture.supplyAsync(() -> sockets(clientPort), STALL_PROBES);
         Channel ch = CONNECTIONS_BY_PEER_PORT.get(clientPort);
         if (ch == null) {
-            stats.stall(clientView + "; server: no connection from port " + clientPort);
+            kernel.thenAccept(k -> stats.stall(clientView + "; server: no connection from port " + clientPort
+                    + "; kernel: " + k));
             return;
         }
+        CompletableFuture<String> server = new CompletableFuture<>();
         ch.eventLoop().execute(() -> {
-            StringBuilder sb = new StringBuilder(clientView + "; server: " + ch
+            StringBuilder sb = new StringBuilder("server: " + ch
                     + " active " + ch.isActive() + " writable " + ch.isWritable() + " bytesBeforeUnwritable "
                     + ch.bytesBeforeUnwritable() + " bytesBeforeWritable " + ch.bytesBeforeWritable());
+            ChannelOutboundBuffer out = ch.unsafe().outboundBuffer();
+            if (out != null) {
+                // Flushed messages not yet written by the transport, and the bytes of all messages (flushed or not).
+                sb.append(", outbound buffer: flushed messages ").append(out.size())
+                        .append(", pending bytes ").append(out.totalPendingWriteBytes());
+            }
+            sb.append(ioUringWriteState(ch));
             Http2ConnectionHandler h = ch.pipeline().get(Http2ConnectionHandler.class);
             if (h == null) {
                 h = ch.pipeline().get(Http2FrameCodec.class);
@@ -449,8 +474,52 @@ final class SoakServer {
                             .append(" hasFlowControlled ").append(flow.hasFlowControlled(stream));
                 }
             }
-            stats.stall(sb.toString());
+            server.complete(sb.toString());
         });
+        server.thenCombine(kernel, (sv, k) -> clientView + "; " + sv + "; kernel: " + k)
+                .thenAccept(stats::stall);
+    }
+
+    /**
+     * For an io_uring channel, its scheduled-I/O bits and outstanding writes (private fields of Netty's
+     * {@code AbstractIoUringChannel}, read by reflection for this diagnostic only), to tell a channel that waits for a
+     * write's completion from one that submitted none; empty for other channels.
+     */
+    private static String ioUringWriteState(Channel ch) {
+        for (Class<?> c = ch.getClass(); c != null; c = c.getSuperclass()) {
+            if ("io.netty.channel.uring.AbstractIoUringChannel".equals(c.getName())) {
+                try {
+                    java.lang.reflect.Field ioState = c.getDeclaredField("ioState");
+                    java.lang.reflect.Field writes = c.getDeclaredField("numOutstandingWrites");
+                    ioState.setAccessible(true);
+                    writes.setAccessible(true);
+                    return ", io_uring ioState 0x" + Integer.toHexString(ioState.getByte(ch) & 0xff)
+                            + " outstanding writes " + writes.getShort(ch);
+                } catch (ReflectiveOperationException | RuntimeException e) {
+                    return ", io_uring state: " + e;
+                }
+            }
+        }
+        return "";
+    }
+
+    /** The TCP sockets of the connection whose client port is {@code clientPort}, as {@code ss -tnoim} prints them. */
+    private static String sockets(int clientPort) {
+        try {
+            Process p = new ProcessBuilder("ss", "-tnoimH", "( sport = :" + clientPort + " or dport = :"
+                    + clientPort + " )").redirectErrorStream(true).start();
+            String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return "ss did not finish";
+            }
+            return text.trim().replaceAll("\\s+", " ");
+        } catch (IOException e) {
+            return "ss unavailable: " + e.getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
     }
 
     static boolean isExpected(Throwable cause) {
