@@ -84,6 +84,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
@@ -437,7 +438,8 @@ final class SoakServer {
      * nowhere.
      */
     static void describeStall(String clientView, int clientPort, int streamId, SoakStats stats) {
-        CompletableFuture<String> kernel = CompletableFuture.supplyAsync(() -> sockets(clientPort), STALL_PROBES);
+        CompletableFuture<String> kernel = CompletableFuture.supplyAsync(() -> sockets(clientPort), STALL_PROBES)
+                .exceptionally(t -> "ss failed: " + t);
         Channel ch = CONNECTIONS_BY_PEER_PORT.get(clientPort);
         if (ch == null) {
             kernel.thenAccept(k -> stats.stall(clientView + "; server: no connection from port " + clientPort
@@ -445,7 +447,7 @@ final class SoakServer {
             return;
         }
         CompletableFuture<String> server = new CompletableFuture<>();
-        ch.eventLoop().execute(() -> {
+        Runnable serverView = () -> {
             StringBuilder sb = new StringBuilder("server: " + ch
                     + " active " + ch.isActive() + " writable " + ch.isWritable() + " bytesBeforeUnwritable "
                     + ch.bytesBeforeUnwritable() + " bytesBeforeWritable " + ch.bytesBeforeWritable());
@@ -475,7 +477,18 @@ final class SoakServer {
                 }
             }
             server.complete(sb.toString());
-        });
+        };
+        try {
+            ch.eventLoop().execute(() -> {
+                try {
+                    serverView.run();
+                } catch (RuntimeException e) {
+                    server.complete("server: " + ch + " view failed: " + e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            server.complete("server: " + ch + " on a loop that no longer runs tasks");
+        }
         server.thenCombine(kernel, (sv, k) -> clientView + "; " + sv + "; kernel: " + k)
                 .thenAccept(stats::stall);
     }
