@@ -3,9 +3,10 @@
 # distributes 64 KiB bodies on the same number of streams with the same budget and a 16 KiB chunk, with both classes
 # in alternating slices of about 20 ms (60 pairs after a warm-up), and reports the thread CPU time per operation
 # (descheduled time does not count) and the allocations per operation of each. Two classes in one JVM see the same
-# machine at the same moments, so a pair's ratio is steady where separate JVMs minutes apart differ by up to 1.7x;
-# the JIT still compiles each JVM its own way, hence ROUNDS JVMs per configuration. Prints a table: medians over the
-# JVMs, and each JVM's median ratio fork/upstream.
+# machine at the same moments, so the ratios of one JVM's pairs lie close together; the JIT still compiles each JVM
+# its own way, so JVMs differ, hence ROUNDS JVMs per configuration, which alternate the class that warms up first.
+# Upstream's copy is compiled for Java 8, like the fork's jar. Prints a table: medians over the JVMs, and each JVM's
+# median ratio fork/upstream.
 #
 #   ./mvnw -B -ntp install -DskipTests        # the fork's jars, once
 #   tools/distributor-cpu.sh                  # ROUNDS=5 CONFIGS="16384:2 16384:16 ..." narrow or widen it
@@ -19,6 +20,9 @@ CONFIGS=${CONFIGS:-"16384:2 16384:16 16384:100 65536:2 65536:16 65536:100 104857
 work=$TOP/target/distributor-cpu
 die() { echo "distributor-cpu: ERROR: $*" >&2; exit 1; }
 case $ROUNDS in ''|*[!0-9]*|0) die "ROUNDS must be a positive number, not '$ROUNDS'" ;; esac
+for config in $CONFIGS; do
+  [[ $config =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] || die "CONFIGS entries are BUDGET:STREAMS, both positive, not '$config'"
+done
 
 version=$(sed -n 's:.*<netty.base.version>\(.*\)</netty.base.version>.*:\1:p' "$TOP/pom.xml" | head -n 1)
 rm -rf "$work" && mkdir -p "$work/src" "$work/classes"
@@ -33,14 +37,17 @@ sed 's/\bUniformStreamByteDistributor\b/UpstreamUniformStreamByteDistributor/g' 
   "$work/upstream/io/netty/handler/codec/http2/UniformStreamByteDistributor.java" \
   > "$work/src/UpstreamUniformStreamByteDistributor.java"
 cp=$(cat "$work/classpath.txt")
-javac -nowarn -d "$work/classes" -cp "$cp" "$work/src/UpstreamUniformStreamByteDistributor.java" \
+javac -nowarn --release 8 -d "$work/classes" -cp "$cp" "$work/src/UpstreamUniformStreamByteDistributor.java" \
   "$TOP/tools/distributor-cpu/DistributorCpu.java"
 
-echo "distributor-cpu: $ROUNDS JVMs per configuration; fork jar: $(tr ':' '\n' < "$work/classpath.txt" | grep netty-codec-http2)"
+echo "distributor-cpu: $ROUNDS JVMs per configuration; fork jar:" \
+  "$(tr ':' '\n' < "$work/classpath.txt" | grep netty-codec-http2)"
 for config in $CONFIGS; do
   budget=${config%%:*} streams=${config##*:}
-  for _ in $(seq "$ROUNDS"); do
-    java -cp "$work/classes:$cp" io.netty.handler.codec.http2.DistributorCpu "$budget" "$streams"
+  for round in $(seq "$ROUNDS"); do
+    first=upstream
+    [ $((round % 2)) = 0 ] && first=fork
+    java -cp "$work/classes:$cp" io.netty.handler.codec.http2.DistributorCpu "$budget" "$streams" "$first"
   done
 done | tee "$work/results.txt" | python3 -c '
 import statistics, sys

@@ -2,9 +2,11 @@
  * Fork tooling (not part of any upstream PR): one JVM distributes 64 KiB on each of STREAMS streams, BUDGET bytes
  * per distribute() call, with two distributors side by side: the UniformStreamByteDistributor on the class path (the
  * fork's) and upstream's class of the base release, renamed UpstreamUniformStreamByteDistributor by
- * tools/distributor-cpu.sh; both with a 16 KiB minimum chunk, each on its own connection and streams. After a
- * warm-up of both, it measures PAIRS pairs of slices of about 20 ms each, upstream and fork in turn (the order
- * alternates from pair to pair), so that both see the same machine at the same moments; a slice's cost is the
+ * tools/distributor-cpu.sh; both with a 16 KiB minimum chunk, each on its own connection and streams (the
+ * harness's call sites see both classes, so their type profiles are shared; the third argument says which class
+ * warms up and runs first, and the script alternates it from JVM to JVM). After a warm-up of both, it measures
+ * PAIRS pairs of slices of about 20 ms each, upstream and fork in turn (the order alternates from pair to pair), so
+ * that both see the same machine at the same moments; a slice's cost is the
  * thread's CPU time (ThreadMXBean: time the thread spends descheduled does not count) divided by its operations.
  * Prints one line: budget streams upstream-ns-per-op fork-ns-per-op (medians over the slices), the first quartile,
  * median and third quartile of the per-pair ratio fork/upstream, and the allocations per operation of each.
@@ -95,11 +97,12 @@ public final class DistributorCpu {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2) {
-            throw new IllegalArgumentException("usage: DistributorCpu BUDGET STREAMS");
+        if (args.length != 3) {
+            throw new IllegalArgumentException("usage: DistributorCpu BUDGET STREAMS upstream|fork (warmed up first)");
         }
         int budget = Integer.parseInt(args[0]);
         int streams = Integer.parseInt(args[1]);
+        int first = "fork".equals(args[2]) ? 1 : 0;
 
         Http2Connection forkConnection = new DefaultHttp2Connection(false);
         UniformStreamByteDistributor fork = new UniformStreamByteDistributor(forkConnection);
@@ -118,11 +121,11 @@ public final class DistributorCpu {
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long start = threads.getCurrentThreadCpuTime();
         while (threads.getCurrentThreadCpuTime() - start < WARMUP_CPU_NANOS) {
-            setups[0].run(16);
-            setups[1].run(16);
+            setups[first].run(16);
+            setups[1 - first].run(16);
         }
         start = threads.getCurrentThreadCpuTime();
-        setups[0].run(256);
+        setups[first].run(256);
         long opsPerSlice = Math.max(16, SLICE_CPU_NANOS * 256 / Math.max(1, threads.getCurrentThreadCpuTime() - start));
 
         double[][] nanosPerOp = new double[2][PAIRS];
@@ -131,7 +134,7 @@ public final class DistributorCpu {
         setups[1].counts[1] = 0;
         for (int pair = 0; pair < PAIRS; pair++) {
             for (int turn = 0; turn < 2; turn++) {
-                int which = (pair + turn) & 1;
+                int which = (first + pair + turn) & 1;
                 long before = threads.getCurrentThreadCpuTime();
                 setups[which].run(opsPerSlice);
                 nanosPerOp[which][pair] = (double) (threads.getCurrentThreadCpuTime() - before) / opsPerSlice;
