@@ -76,9 +76,11 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
 
 import java.io.ByteArrayInputStream;
+import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -427,10 +429,6 @@ final class SoakServer {
     }
 
     /**
-     * The server's view of a stream the client saw stall, taken on the server connection's event loop and added to
-     * the report's samples.
-     */
-    /**
      * Records a stall with three views: the client's ({@code clientView}), the server's (its connection and the
      * stream, read on the server's event loop) and the kernel's (the two sockets of the connection as {@code ss}
      * shows them: queues, timers, windows, retransmissions), so that a stall tells where the bytes wait: in the
@@ -438,15 +436,20 @@ final class SoakServer {
      * nowhere.
      */
     static void describeStall(String clientView, int clientPort, int streamId, SoakStats stats) {
+        if (!stats.wantsStallText()) {
+            return; // The report keeps the first stalls only; the count is the client's.
+        }
         CompletableFuture<String> kernel = CompletableFuture.supplyAsync(() -> sockets(clientPort), STALL_PROBES)
-                .exceptionally(t -> "ss failed: " + t);
+                .exceptionally(t -> "ss failed: " + t)
+                .completeOnTimeout("ss gave no answer within 15 s", 15, TimeUnit.SECONDS);
         Channel ch = CONNECTIONS_BY_PEER_PORT.get(clientPort);
         if (ch == null) {
             kernel.thenAccept(k -> stats.stall(clientView + "; server: no connection from port " + clientPort
                     + "; kernel: " + k));
             return;
         }
-        CompletableFuture<String> server = new CompletableFuture<>();
+        CompletableFuture<String> server = new CompletableFuture<String>().completeOnTimeout(
+                "server: " + ch + ", its loop did not take the view within 15 s", 15, TimeUnit.SECONDS);
         Runnable serverView = () -> {
             StringBuilder sb = new StringBuilder("server: " + ch
                     + " active " + ch.isActive() + " writable " + ch.isWritable() + " bytesBeforeUnwritable "
@@ -482,8 +485,8 @@ final class SoakServer {
             ch.eventLoop().execute(() -> {
                 try {
                     serverView.run();
-                } catch (RuntimeException e) {
-                    server.complete("server: " + ch + " view failed: " + e);
+                } catch (Throwable t) {
+                    server.complete("server: " + ch + " view failed: " + t);
                 }
             });
         } catch (RejectedExecutionException e) {
@@ -518,20 +521,26 @@ final class SoakServer {
 
     /** The TCP sockets of the connection whose client port is {@code clientPort}, as {@code ss -tnoim} prints them. */
     private static String sockets(int clientPort) {
+        File out = null;
         try {
+            out = File.createTempFile("soak-ss", ".txt");
             Process p = new ProcessBuilder("ss", "-tnoimH", "( sport = :" + clientPort + " or dport = :"
-                    + clientPort + " )").redirectErrorStream(true).start();
-            String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                    + clientPort + " )").redirectErrorStream(true).redirectOutput(out).start();
             if (!p.waitFor(10, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
-                return "ss did not finish";
+                return "ss did not finish within 10 s";
             }
-            return text.trim().replaceAll("\\s+", " ");
+            String text = new String(Files.readAllBytes(out.toPath()), StandardCharsets.UTF_8).trim();
+            return text.isEmpty() ? "no socket of port " + clientPort + " left" : text.replaceAll("\\s+", " ");
         } catch (IOException e) {
             return "ss unavailable: " + e.getMessage();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return "interrupted";
+        } finally {
+            if (out != null && !out.delete()) {
+                out.deleteOnExit();
+            }
         }
     }
 

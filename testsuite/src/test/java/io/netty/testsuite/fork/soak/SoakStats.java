@@ -132,6 +132,13 @@ final class SoakStats {
         }
     }
 
+    /** Whether the report still keeps the text of a new stall (it keeps the first {@value #MAX_SAMPLES}). */
+    boolean wantsStallText() {
+        synchronized (stalls) {
+            return stalls.size() < MAX_SAMPLES;
+        }
+    }
+
     List<String> stalls() {
         synchronized (stalls) {
             return new ArrayList<>(stalls);
