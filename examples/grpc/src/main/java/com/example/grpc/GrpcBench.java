@@ -85,12 +85,12 @@ public final class GrpcBench {
             Driver driver = new Driver(channel, unary, size, count);
             driver.run(warmup, rate, new long[warmup]);
             counts.reset();
-            long cpu0 = serverLoopCpuNanos(false);
-            long user0 = serverLoopCpuNanos(true);
+            long[] cpu0 = serverLoopCpuNanos();
             long[] latencies = new long[calls];
             driver.run(calls, rate, latencies);
-            long cpu = serverLoopCpuNanos(false) - cpu0;
-            long user = serverLoopCpuNanos(true) - user0;
+            long[] cpu1 = serverLoopCpuNanos();
+            long cpu = cpu1[0] - cpu0[0];
+            long user = cpu1[1] - cpu0[1];
             Arrays.sort(latencies);
             long messages = (long) calls * count;
             System.out.printf(Locale.ROOT, "RESULT framework=grpc transport=%s workload=%s netty=%s rate=%d calls=%d"
@@ -111,16 +111,16 @@ public final class GrpcBench {
     }
 
     /**
-     * The CPU time of the server's event-loop threads: all of it, or with {@code user} only the time in user mode (the
-     * rest is the kernel's, e.g. the TCP send path, which on loopback also runs the receiving side's processing).
+     * The CPU time of the server's event-loop threads, in one pass: {@code [all of it, the part in user mode]} (the
+     * rest is the kernel's, e.g. the TCP send path, which on loopback may also run the receiving side's processing).
      */
-    private static long serverLoopCpuNanos(boolean user) {
+    private static long[] serverLoopCpuNanos() {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-        long sum = 0;
+        long[] sum = new long[2];
         for (ThreadInfo info : mx.getThreadInfo(mx.getAllThreadIds())) {
             if (info != null && info.getThreadName().startsWith(SERVER_THREADS)) {
-                long id = info.getThreadId();
-                sum += user ? mx.getThreadUserTime(id) : mx.getThreadCpuTime(id);
+                sum[0] += mx.getThreadCpuTime(info.getThreadId());
+                sum[1] += mx.getThreadUserTime(info.getThreadId());
             }
         }
         return sum;

@@ -443,57 +443,60 @@ final class SoakServer {
                 .exceptionally(t -> "ss failed: " + t)
                 .completeOnTimeout("ss gave no answer within 15 s", 15, TimeUnit.SECONDS);
         Channel ch = CONNECTIONS_BY_PEER_PORT.get(clientPort);
+        CompletableFuture<String> server;
         if (ch == null) {
-            kernel.thenAccept(k -> stats.stall(clientView + "; server: no connection from port " + clientPort
-                    + "; kernel: " + k));
-            return;
-        }
-        CompletableFuture<String> server = new CompletableFuture<String>().completeOnTimeout(
-                "server: " + ch + ", its loop did not take the view within 15 s", 15, TimeUnit.SECONDS);
-        Runnable serverView = () -> {
-            StringBuilder sb = new StringBuilder("server: " + ch
-                    + " active " + ch.isActive() + " writable " + ch.isWritable() + " bytesBeforeUnwritable "
-                    + ch.bytesBeforeUnwritable() + " bytesBeforeWritable " + ch.bytesBeforeWritable());
-            ChannelOutboundBuffer out = ch.unsafe().outboundBuffer();
-            if (out != null) {
-                // Flushed messages not yet written by the transport, and the bytes of all messages (flushed or not).
-                sb.append(", outbound buffer: flushed messages ").append(out.size())
-                        .append(", pending bytes ").append(out.totalPendingWriteBytes());
+            server = CompletableFuture.completedFuture("server: no connection from port " + clientPort);
+        } else {
+            CompletableFuture<String> view = new CompletableFuture<String>().completeOnTimeout(
+                    "server: " + ch + ", its loop did not take the view within 15 s", 15, TimeUnit.SECONDS);
+            try {
+                ch.eventLoop().execute(() -> {
+                    try {
+                        view.complete(serverView(ch, streamId));
+                    } catch (Throwable t) {
+                        view.complete("server: " + ch + " view failed: " + t);
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                view.complete("server: " + ch + " on a loop that no longer runs tasks");
             }
-            sb.append(ioUringWriteState(ch));
-            Http2ConnectionHandler h = ch.pipeline().get(Http2ConnectionHandler.class);
-            if (h == null) {
-                h = ch.pipeline().get(Http2FrameCodec.class);
-            }
-            if (h != null) {
-                Http2Stream stream = h.connection().stream(streamId);
-                Http2RemoteFlowController flow = h.connection().remote().flowController();
-                sb.append(", connection window ").append(flow.windowSize(h.connection().connectionStream()));
-                sb.append(", last stream created ").append(h.connection().remote().lastStreamCreated())
-                        .append(", active streams ").append(h.connection().numActiveStreams());
-                if (stream == null) {
-                    sb.append(", stream gone (closed or never opened)");
-                } else {
-                    sb.append(", stream ").append(stream.state()).append(" window ").append(flow.windowSize(stream))
-                            .append(" writable ").append(flow.isWritable(stream))
-                            .append(" hasFlowControlled ").append(flow.hasFlowControlled(stream));
-                }
-            }
-            server.complete(sb.toString());
-        };
-        try {
-            ch.eventLoop().execute(() -> {
-                try {
-                    serverView.run();
-                } catch (Throwable t) {
-                    server.complete("server: " + ch + " view failed: " + t);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            server.complete("server: " + ch + " on a loop that no longer runs tasks");
+            server = view;
         }
         server.thenCombine(kernel, (sv, k) -> clientView + "; " + sv + "; kernel: " + k)
                 .thenAccept(stats::stall);
+    }
+
+    /** The server's connection and stream as the connection's event loop sees them; called on that loop. */
+    private static String serverView(Channel ch, int streamId) {
+        StringBuilder sb = new StringBuilder("server: " + ch
+                + " active " + ch.isActive() + " writable " + ch.isWritable() + " bytesBeforeUnwritable "
+                + ch.bytesBeforeUnwritable() + " bytesBeforeWritable " + ch.bytesBeforeWritable());
+        ChannelOutboundBuffer out = ch.unsafe().outboundBuffer();
+        if (out != null) {
+            // Flushed messages not yet written by the transport, and the bytes of all messages (flushed or not).
+            sb.append(", outbound buffer: flushed messages ").append(out.size())
+                    .append(", pending bytes ").append(out.totalPendingWriteBytes());
+        }
+        sb.append(ioUringWriteState(ch));
+        Http2ConnectionHandler h = ch.pipeline().get(Http2ConnectionHandler.class);
+        if (h == null) {
+            h = ch.pipeline().get(Http2FrameCodec.class);
+        }
+        if (h != null) {
+            Http2Stream stream = h.connection().stream(streamId);
+            Http2RemoteFlowController flow = h.connection().remote().flowController();
+            sb.append(", connection window ").append(flow.windowSize(h.connection().connectionStream()));
+            sb.append(", last stream created ").append(h.connection().remote().lastStreamCreated())
+                    .append(", active streams ").append(h.connection().numActiveStreams());
+            if (stream == null) {
+                sb.append(", stream gone (closed or never opened)");
+            } else {
+                sb.append(", stream ").append(stream.state()).append(" window ").append(flow.windowSize(stream))
+                        .append(" writable ").append(flow.isWritable(stream))
+                        .append(" hasFlowControlled ").append(flow.hasFlowControlled(stream));
+            }
+        }
+        return sb.toString();
     }
 
     /**
