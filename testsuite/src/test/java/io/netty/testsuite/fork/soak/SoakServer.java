@@ -71,6 +71,7 @@ import io.netty.handler.codec.http2.InboundHttp2ToHttpAdapterBuilder;
 import io.netty.handler.stream.ChunkedStream;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.testsuite.fork.uring.IoUringSocketTestPermutation;
+import io.netty.util.AttributeKey;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
@@ -81,6 +82,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -136,6 +138,12 @@ final class SoakServer {
     static final Map<Integer, Channel> CONNECTIONS_BY_PEER_PORT = new ConcurrentHashMap<>();
     /** Every connection the server accepted (also the closed ones) by its peer's port. */
     static final Map<Integer, Channel> ACCEPTED_BY_PEER_PORT = new ConcurrentHashMap<>();
+    /**
+     * A frame-codec connection's open stream channels by stream id, for a stall's view: read and written on the
+     * connection's event loop only (its stream channels share it).
+     */
+    private static final AttributeKey<Map<Integer, Channel>> STREAM_CHANNELS =
+            AttributeKey.valueOf(SoakServer.class, "streamChannels");
 
     private final Transport transport;
     private final Pipeline pipeline;
@@ -259,6 +267,15 @@ final class SoakServer {
             ch.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
                 @Override
                 protected void initChannel(Channel child) {
+                    Map<Integer, Channel> byId = child.parent().attr(STREAM_CHANNELS).get();
+                    if (byId == null) {
+                        byId = new HashMap<>();
+                        child.parent().attr(STREAM_CHANNELS).set(byId);
+                    }
+                    int id = ((Http2StreamChannel) child).stream().id();
+                    byId.put(id, child);
+                    Map<Integer, Channel> streams = byId;
+                    child.closeFuture().addListener(f -> streams.remove(id, child));
                     child.pipeline().addLast(new HeldBytes());
                     child.pipeline().addLast(new ChunkedWriteHandler());
                     child.pipeline().addLast(new StreamRoute());
@@ -494,6 +511,14 @@ final class SoakServer {
                 sb.append(", stream ").append(stream.state()).append(" window ").append(flow.windowSize(stream))
                         .append(" writable ").append(flow.isWritable(stream))
                         .append(" hasFlowControlled ").append(flow.hasFlowControlled(stream));
+            }
+            Map<Integer, Channel> streams = ch.attr(STREAM_CHANNELS).get();
+            Channel child = streams == null ? null : streams.get(streamId);
+            if (child != null) {
+                // The frame-codec pipeline's stream channel, whose own water marks pace ChunkedWriteHandler.
+                sb.append(", stream channel writable ").append(child.isWritable())
+                        .append(" bytesBeforeUnwritable ").append(child.bytesBeforeUnwritable())
+                        .append(" bytesBeforeWritable ").append(child.bytesBeforeWritable());
             }
         }
         return sb.toString();
