@@ -275,8 +275,8 @@ public class StreamChannelWritabilityTest {
 
     /**
      * Three bulk responses queued in flow control and one {@link ChunkedWriteHandler} response on stream channels of
-     * one connection, windows wide open; the connection's writes complete until the bulk bodies are written. Returns
-     * the bulk streams' DATA bytes and the chunked stream's DATA bytes at that moment.
+     * one connection, windows wide open; the connection's writes complete until every body is written. Returns what
+     * was observed half-way through the bulk bodies and when they ended, and the writability events of each phase.
      */
     private Result run(Writes writes) throws Exception {
         wire = Unpooled.buffer();
