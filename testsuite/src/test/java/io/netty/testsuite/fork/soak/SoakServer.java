@@ -79,6 +79,7 @@ import io.netty.util.concurrent.EventExecutor;
 import java.io.ByteArrayInputStream;
 import java.io.File;
 import java.io.IOException;
+import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -267,14 +268,9 @@ final class SoakServer {
             ch.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
                 @Override
                 protected void initChannel(Channel child) {
-                    Map<Integer, Channel> byId = child.parent().attr(STREAM_CHANNELS).get();
-                    if (byId == null) {
-                        byId = new HashMap<>();
-                        child.parent().attr(STREAM_CHANNELS).set(byId);
-                    }
+                    Map<Integer, Channel> streams = streamChannels(child.parent());
                     int id = ((Http2StreamChannel) child).stream().id();
-                    byId.put(id, child);
-                    Map<Integer, Channel> streams = byId;
+                    streams.put(id, child);
                     child.closeFuture().addListener(f -> streams.remove(id, child));
                     child.pipeline().addLast(new HeldBytes());
                     child.pipeline().addLast(new ChunkedWriteHandler());
@@ -284,6 +280,16 @@ final class SoakServer {
             }));
             ch.pipeline().addLast(new ExceptionRecorder());
         }
+    }
+
+    /** The connection's {@link #STREAM_CHANNELS}, created on first use; on the connection's event loop only. */
+    private static Map<Integer, Channel> streamChannels(Channel connection) {
+        Map<Integer, Channel> streams = connection.attr(STREAM_CHANNELS).get();
+        if (streams == null) {
+            streams = new HashMap<>();
+            connection.attr(STREAM_CHANNELS).set(streams);
+        }
+        return streams;
     }
 
     /** Faults and graceful close after a response was written: on the connection, under its in-flight writes. */
@@ -533,8 +539,8 @@ final class SoakServer {
         for (Class<?> c = ch.getClass(); c != null; c = c.getSuperclass()) {
             if ("io.netty.channel.uring.AbstractIoUringChannel".equals(c.getName())) {
                 try {
-                    java.lang.reflect.Field ioState = c.getDeclaredField("ioState");
-                    java.lang.reflect.Field writes = c.getDeclaredField("numOutstandingWrites");
+                    Field ioState = c.getDeclaredField("ioState");
+                    Field writes = c.getDeclaredField("numOutstandingWrites");
                     ioState.setAccessible(true);
                     writes.setAccessible(true);
                     return ", io_uring ioState 0x" + Integer.toHexString(ioState.getByte(ch) & 0xff)

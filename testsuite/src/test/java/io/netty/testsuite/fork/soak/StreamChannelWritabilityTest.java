@@ -119,12 +119,21 @@ public class StreamChannelWritabilityTest {
             super(false, false);
             this.writes = writes;
             this.sink = sink;
-            room = writes == Writes.NIO ? Integer.MAX_VALUE : SOCKET_ROOM;
+            room = roomPerTurn();
+        }
+
+        private boolean nio() {
+            return writes == Writes.NIO_FULL_SOCKET || writes == Writes.NIO;
+        }
+
+        /** What the NIO socket takes per turn. */
+        private int roomPerTurn() {
+            return writes == Writes.NIO ? Integer.MAX_VALUE : SOCKET_ROOM;
         }
 
         @Override
         protected void doWrite(ChannelOutboundBuffer in) throws Exception {
-            if (writes == Writes.NIO_FULL_SOCKET || writes == Writes.NIO) {
+            if (nio()) {
                 while (room > 0 && in.current() != null) {
                     ByteBuf buf = (ByteBuf) in.current();
                     int n = Math.min(room, buf.readableBytes());
@@ -156,11 +165,10 @@ public class StreamChannelWritabilityTest {
         boolean complete() throws Exception {
             ChannelOutboundBuffer in = unsafe().outboundBuffer();
             boolean wrote;
-            if (writes == Writes.NIO_FULL_SOCKET || writes == Writes.NIO) {
-                room = writes == Writes.NIO ? Integer.MAX_VALUE : SOCKET_ROOM;
-                int before = room;
+            if (nio()) {
+                room = roomPerTurn();
                 unsafe().flush();
-                wrote = room < before;
+                wrote = room < roomPerTurn();
             } else {
                 wrote = outstanding > 0;
                 for (int i = outstanding; i > 0; i--) {
@@ -282,39 +290,15 @@ public class StreamChannelWritabilityTest {
         wire = Unpooled.buffer();
         server = new TransportLikeChannel(writes, wire);
         Result r = new Result();
-        server.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-            @Override
-            public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-                if (ctx.channel().isWritable()) {
-                    r.writableAtHead[r.phase]++;
-                }
-                ctx.fireChannelWritabilityChanged();
-            }
-        });
+        server.pipeline().addLast(new WritableEvents(r, r.writableAtHead));
         server.pipeline().addLast(Http2FrameCodecBuilder.forServer().build());
-        server.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-            @Override
-            public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-                if (ctx.channel().isWritable()) {
-                    r.writableAfterCodec[r.phase]++;
-                }
-                ctx.fireChannelWritabilityChanged();
-            }
-        });
+        server.pipeline().addLast(new WritableEvents(r, r.writableAfterCodec));
         server.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
             @Override
             protected void initChannel(Channel child) {
                 if (((Http2StreamChannel) child).stream().id() == CHUNKED_STREAM) {
                     chunkedChannel = child;
-                    child.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                        @Override
-                        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-                            if (ctx.channel().isWritable()) {
-                                r.streamWritableEvents[r.phase]++;
-                            }
-                            ctx.fireChannelWritabilityChanged();
-                        }
-                    });
+                    child.pipeline().addLast(new WritableEvents(r, r.streamWritableEvents));
                 }
                 child.pipeline().addLast(new ChunkedWriteHandler(), new Responder());
             }
@@ -403,6 +387,25 @@ public class StreamChannelWritabilityTest {
         wire.discardReadBytes();
         for (Object msg; (msg = server.readInbound()) != null;) {
             ReferenceCountUtil.release(msg);
+        }
+    }
+
+    /** Counts, per phase of the run, the writability events that find its channel writable where it sits. */
+    private static final class WritableEvents extends ChannelInboundHandlerAdapter {
+        private final Result result;
+        private final int[] counts;
+
+        WritableEvents(Result result, int[] counts) {
+            this.result = result;
+            this.counts = counts;
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (ctx.channel().isWritable()) {
+                counts[result.phase]++;
+            }
+            ctx.fireChannelWritabilityChanged();
         }
     }
 
