@@ -12,7 +12,7 @@
 # harness options; TABLE_ONLY=1 prints the table of $OUT/results.txt again.
 # FORK_VARIANTS runs the fork once more per cell with JVM flags, each a column "<name>/upstream" in the table:
 # space-separated NAME[@TRANSPORT]:FLAGS, FLAGS comma-separated, e.g.
-#   FORK_VARIANTS="off@io_uring:-Dio.netty.iouring.inFlightWritability=false
+#   FORK_VARIANTS="off@io_uring:-Dio.netty.iouring.uncountedFlushedLimit=0
 #                  wfq:-Dio.netty.http2.defaultStreamByteDistributor=weightedFairQueue"
 # Each example resolves into its own local repository target/<example>-m2 (online the first time).
 # Loopback only; every harness run is bounded in calls and stops by itself.

@@ -12,7 +12,7 @@
 #   ARTIFACTS="upstream fork" TRANSPORTS="NIO EPOLL IO_URING" PIPELINES="HTTP_TO_HTTP2 MULTIPLEX"
 #   BODIES="65536 16384" BURSTS="4 16" CONNECTIONS=2 TICKS=500 WARMUP_TICKS=300 OUT=target/h2load
 # DISTRIBUTOR=DEFAULT|WFQ|UNIFORM_1K|UNIFORM_16K picks the server's distributor (default: DEFAULT, the default of
-# the Netty on its class path); SERVER_JAVA_OPTS adds JVM options (e.g. -Dio.netty.iouring.inFlightWritability=false).
+# the Netty on its class path); SERVER_JAVA_OPTS adds JVM options (e.g. -Dio.netty.iouring.uncountedFlushedLimit=0).
 # PERF=1 also counts, with perf stat on the server's event-loop thread during the measured run, its system calls
 # and io_uring submissions (tracepoints raw_syscalls:sys_enter, io_uring:io_uring_submit_req; needs perf).
 # TABLE_ONLY=1 prints the table of an earlier run's $OUT/results.tsv again.

@@ -71,7 +71,7 @@ class ForkConsumerTest {
     }
 
     @Test
-    void h2cExchangeOverIoUringWithInFlightAccounting() throws Exception {
+    void h2cExchangeOverIoUring() throws Exception {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, IoUringIoHandler.newFactory());
         try {
             Channel server = new ServerBootstrap().group(group).channel(IoUringServerSocketChannel.class)
@@ -119,7 +119,7 @@ class ForkConsumerTest {
         }
     }
 
-    /** The fork's io_uring accounting (0002, 0003): right after flushing more than the high water mark, writable. */
+    /** The fork's io_uring accounting (0002): right after flushing more than the high water mark, writable. */
     @Test
     void ioUringWritableAgainAfterFlush() throws Exception {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, IoUringIoHandler.newFactory());
@@ -140,14 +140,14 @@ class ForkConsumerTest {
                 client.write(Unpooled.directBuffer(size).writeZero(size));
                 boolean before = client.isWritable();
                 client.flush();
-                // In flight: the message's whole pending size (size + 96 bytes) stops counting, being below 0003's
-                // default limit (IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT: 16 x the high water
-                // mark); with 0002 alone only the high water mark of it would.
-                return !before && client.isWritable() && client.bytesBeforeUnwritable() == high + 1
-                        && client.config().getOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT)
-                        == 16 * high;
+                // Taken for writing: of the message's pending size (size + 96 bytes), up to the default limit
+                // (IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT: the high water mark) stops counting, so
+                // 16 KiB + 96 bytes count, below the low water mark.
+                return !before && client.isWritable()
+                        && client.bytesBeforeUnwritable() == high - (size + 96 - high) + 1
+                        && client.config().getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT) == high;
             }).get(30, TimeUnit.SECONDS);
-            assertTrue(writable, "unwritable after write, writable with the bytes in flight after flush");
+            assertTrue(writable, "unwritable after write, writable with the flushed bytes taken for writing");
             client.close().sync();
             server.close().sync();
         } finally {

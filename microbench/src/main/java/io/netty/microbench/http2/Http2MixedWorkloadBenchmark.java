@@ -411,6 +411,21 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         return builder;
     }
 
+    /**
+     * The harness's JVM arguments and those of {@code -Dh2bench.jvmArgs} (separated by white space), for example a
+     * transport's system property.
+     */
+    @Override
+    protected String[] jvmArgs() {
+        List<String> args = new ArrayList<String>(Arrays.asList(super.jvmArgs()));
+        for (String arg : System.getProperty("h2bench.jvmArgs", "").trim().split("\\s+")) {
+            if (!arg.isEmpty()) {
+                args.add(arg);
+            }
+        }
+        return args.toArray(new String[0]);
+    }
+
     @Benchmark
     public void mixed(Costs costs) throws Exception {
         tick(costs);

@@ -79,8 +79,10 @@ import java.util.concurrent.locks.LockSupport;
  * {@code -Dh2bench.jvmArgs='-Dk=v ...'} passes JVM arguments (separated by white space) to the benchmark's forks.
  * {@code writeBufferHighWaterMark} sets the server connections' write buffer high water mark (0: Netty's default,
  * 64 KiB; the low one is half of it).
- * {@link #inFlightWritabilityOff} runs in a JVM with {@code -Dio.netty.iouring.inFlightWritability=false}. The
- * benchmark compiles and runs against upstream's artifacts too.
+ * {@link #uncountedFlushedLimitOff} runs in a JVM with {@code -Dio.netty.iouring.uncountedFlushedLimit=0} (io_uring
+ * counts every pending message until its write completes); another value of that property, for example
+ * {@code -Dh2bench.jvmArgs=-Dio.netty.iouring.uncountedFlushedLimit=1048576}, applies to {@link #openLoop} (the
+ * twin's own value comes after it and wins). The benchmark compiles and runs against upstream's artifacts too.
  */
 @State(Scope.Benchmark)
 public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
@@ -403,18 +405,18 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     /**
      * {@code -Dh2bench.<param>=v1,v2} narrows a parameter (transport, pipeline, distributor, bodySize, burst,
      * connections, writeBufferHighWaterMark) when the benchmark runs through {@link #run()};
-     * {@code -Dh2bench.method=openLoop} (or {@code inFlightWritabilityOff}) runs one of the two methods only.
+     * {@code -Dh2bench.method=openLoop} (or {@code uncountedFlushedLimitOff}) runs one of the two methods only.
      */
     @Override
     protected ChainedOptionsBuilder newOptionsBuilder() throws Exception {
         ChainedOptionsBuilder builder = super.newOptionsBuilder();
         String method = System.getProperty("h2bench.method");
         if (method != null) {
-            if (!"openLoop".equals(method) && !"inFlightWritabilityOff".equals(method)) {
+            if (!"openLoop".equals(method) && !"uncountedFlushedLimitOff".equals(method)) {
                 throw new IllegalArgumentException("h2bench.method=" + method
-                        + " is not one of [openLoop, inFlightWritabilityOff]");
+                        + " is not one of [openLoop, uncountedFlushedLimitOff]");
             }
-            builder.exclude(".*\\." + ("openLoop".equals(method) ? "inFlightWritabilityOff" : "openLoop"));
+            builder.exclude(".*\\." + ("openLoop".equals(method) ? "uncountedFlushedLimitOff" : "openLoop"));
         }
         for (String param : new String[] { "transport", "pipeline", "distributor", "bodySize", "burst",
                 "connections", "writeBufferHighWaterMark" }) {
@@ -451,8 +453,8 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     }
 
     @Benchmark
-    @Fork(jvmArgsAppend = "-Dio.netty.iouring.inFlightWritability=false")
-    public void inFlightWritabilityOff(Costs costs) throws Exception {
+    @Fork(jvmArgsAppend = "-Dio.netty.iouring.uncountedFlushedLimit=0")
+    public void uncountedFlushedLimitOff(Costs costs) throws Exception {
         tick(costs);
     }
 }

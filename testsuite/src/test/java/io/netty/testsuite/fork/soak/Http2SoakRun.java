@@ -104,8 +104,8 @@ public class Http2SoakRun {
                 + ", " + CONCURRENT_SESSIONS + " client connections at once, leak detection "
                 + ResourceLeakDetector.getLevel() + ", io.netty.http2.defaultStreamByteDistributor="
                 + System.getProperty("io.netty.http2.defaultStreamByteDistributor", "(default)")
-                + ", io.netty.iouring.inFlightWritability="
-                + System.getProperty("io.netty.iouring.inFlightWritability", "(default)")
+                + ", io.netty.iouring.uncountedFlushedLimit="
+                + System.getProperty("io.netty.iouring.uncountedFlushedLimit", "(default)")
                 + ", io_uring multishot accept " + IoUring.isAcceptMultishotEnabled()
                 + ", soak.closingLoops " + SoakServer.CLOSING_LOOPS
                 + ", allocator " + ByteBufAllocator.DEFAULT.getClass().getSimpleName()

@@ -49,23 +49,23 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * How much an io_uring server holds for peers that stop reading, with
- * {@link IoUringChannelOption#IO_URING_IN_FLIGHT_WRITABILITY} off (upstream's accounting), on with
- * {@link IoUringChannelOption#IO_URING_IN_FLIGHT_WRITABILITY_LIMIT} 0 (patch 0002 alone), at the high water mark, and
- * at its default (patch 0003: 16 x the high water mark). Opens {@code --connections} connections on 127.0.0.1
- * whose NIO clients never read ({@code AUTO_READ=false}, {@code SO_RCVBUF} {@code --rcvbuf}); each server child
- * (io_uring, one event loop, default water marks, {@code SO_SNDBUF} {@code --sndbuf}) writes and flushes
+ * How much an io_uring server holds for peers that stop reading, for each value of
+ * {@link IoUringChannelOption#IO_URING_UNCOUNTED_FLUSHED_LIMIT}: {@code 0} (every pending message counts against the
+ * water marks until its write completes), the option not set (its default, the high water mark, unless
+ * {@code -Dio.netty.iouring.uncountedFlushedLimit} says otherwise), and each value of {@code --limits} (comma
+ * separated byte counts, for example {@code 131072,262144,1048576}). Opens {@code --connections} connections on
+ * 127.0.0.1 whose NIO clients never read ({@code AUTO_READ=false}, {@code SO_RCVBUF} {@code --rcvbuf}); each server
+ * child (io_uring, one event loop, default water marks, {@code SO_SNDBUF} {@code --sndbuf}) writes and flushes
  * {@code --message}-byte direct buffers while it is writable, in {@code channelActive} and
  * {@code channelWritabilityChanged}. Once every child is unwritable and nothing was written for a second, it reads
- * each child's {@link ChannelOutboundBuffer#totalPendingWriteBytes()} on its event loop and the direct memory in use,
- * compares them with the bound high water mark + uncounted + message + 96 (the default entry overhead) per channel,
- * uncounted being 0 with the feature off, the high water mark with the limit 0, else max(limit, high water mark), and
- * prints a Markdown table with one row per configuration, all measured in this JVM. Exits with status 1 if a
- * configuration does not settle within {@code --timeout} seconds, or a channel exceeds the bound, or memory is not
- * released at the end. Both ends of every connection are in this JVM: {@code ulimit -n} must allow about
- * 2 x {@code --connections} + 100 open files.
+ * each child's {@link ChannelOutboundBuffer#totalPendingWriteBytes()} and limit on its event loop and the direct
+ * memory in use, compares them with the bound high water mark + limit + message + 96 (the default entry overhead)
+ * per channel, and prints a Markdown table with one row per configuration, all measured in this JVM. Exits with
+ * status 1 if a configuration does not settle within {@code --timeout} seconds, or a channel exceeds the bound, or
+ * memory is not released at the end. Both ends of every connection are in this JVM: {@code ulimit -n} must allow
+ * about 2 x {@code --connections} + 100 open files.
  */
-public final class InFlightMemoryBound {
+public final class IoUringWriteMemoryBound {
     private static final int ENTRY_OVERHEAD = 96;
     private static final long UNKNOWN = Long.MIN_VALUE;
     private static final UnpooledByteBufAllocator MESSAGES = UnpooledByteBufAllocator.DEFAULT;
@@ -75,18 +75,30 @@ public final class InFlightMemoryBound {
     private int sndbuf = 16 * 1024;
     private int rcvbuf = 4 * 1024;
     private int timeoutSeconds = 60;
+    private final List<Integer> limits = new ArrayList<Integer>();
 
-    private InFlightMemoryBound() {
+    private IoUringWriteMemoryBound() {
     }
 
     public static void main(String[] args) throws Exception {
-        InFlightMemoryBound bound = new InFlightMemoryBound();
+        IoUringWriteMemoryBound bound = new IoUringWriteMemoryBound();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             if (i + 1 == args.length) {
                 usage("missing value of " + arg);
             }
-            int value = Integer.parseInt(args[++i]);
+            String text = args[++i];
+            if ("--limits".equals(arg)) {
+                for (String limit : text.split(",")) {
+                    int value = Integer.parseInt(limit.trim());
+                    if (value < 0) {
+                        usage("negative limit " + value);
+                    }
+                    bound.limits.add(value);
+                }
+                continue;
+            }
+            int value = Integer.parseInt(text);
             if ("--connections".equals(arg)) {
                 bound.connections = value;
             } else if ("--message".equals(arg)) {
@@ -107,41 +119,29 @@ public final class InFlightMemoryBound {
 
     private static void usage(String problem) {
         System.err.println(problem);
-        System.err.println("usage: InFlightMemoryBound [--connections 500] [--message 16384] [--sndbuf 16384] " +
-                "[--rcvbuf 4096] [--timeout 60]");
+        System.err.println("usage: IoUringWriteMemoryBound [--connections 500] [--message 16384] [--sndbuf 16384] " +
+                "[--rcvbuf 4096] [--timeout 60] [--limits 131072,262144,1048576]");
         System.exit(2);
     }
 
-    /** One configuration of the server's children: the two options ({@code null}: the option's default). */
+    /** One configuration of the server's children: the option's value ({@code null}: not set, its default). */
     private static final class Config {
         final String label;
-        final boolean inFlightWritability;
         final Integer limit;
 
-        Config(String label, boolean inFlightWritability, Integer limit) {
+        Config(String label, Integer limit) {
             this.label = label;
-            this.inFlightWritability = inFlightWritability;
             this.limit = limit;
-        }
-
-        /** What may stop counting against the water marks: see the class javadoc. */
-        long uncounted(int high) {
-            if (!inFlightWritability) {
-                return 0;
-            }
-            long effective = limit == null ? 16L * high : limit;
-            return effective == 0 ? high : Math.max(effective, high);
         }
     }
 
     private boolean run() throws Exception {
-        int high = WriteBufferWaterMark.DEFAULT.high();
-        Config[] configs = {
-                new Config("on, limit default (0003)", true, null),
-                new Config("on, limit = high water mark", true, high),
-                new Config("on, limit 0 (0002)", true, 0),
-                new Config("off (upstream)", false, null),
-        };
+        List<Config> configs = new ArrayList<Config>();
+        configs.add(new Config("0 (every pending message counts)", 0));
+        configs.add(new Config("not set (default)", null));
+        for (Integer limit : limits) {
+            configs.add(new Config(String.valueOf(limit), limit));
+        }
         List<Result> results = new ArrayList<Result>();
         long messagesBefore = messagesMemory();
         for (Config config : configs) {
@@ -152,19 +152,21 @@ public final class InFlightMemoryBound {
         System.out.println();
         System.out.printf(Locale.ROOT, "io_uring server, %d connections on 127.0.0.1 whose clients do not read " +
                 "(NIO, SO_RCVBUF %d), %d-byte messages, server SO_SNDBUF %d, water marks %d/%d; bound per channel " +
-                "high + uncounted + %d + %d%n%n", connections, rcvbuf, message, sndbuf, waterMark.low(),
+                "high + limit + %d + %d%n%n", connections, rcvbuf, message, sndbuf, waterMark.low(),
                 waterMark.high(), message, ENTRY_OVERHEAD);
-        System.out.println("| IO_URING_IN_FLIGHT_WRITABILITY, _LIMIT | connections | max pending/channel | " +
+        System.out.println("| IO_URING_UNCOUNTED_FLUSHED_LIMIT | limit in effect | connections | " +
+                "max pending/channel | " +
                 "mean pending/channel | bound/channel | total pending | bound x N | " +
                 "messages' direct memory | Netty direct memory (PlatformDependent.usedDirectMemory()) | " +
                 ByteBufAllocator.DEFAULT.getClass().getSimpleName() + " direct memory | channels within bound |");
-        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
+        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
         for (Result r : results) {
             long totalBound = r.perChannelBound * r.channels;
             boolean within = r.max <= r.perChannelBound && r.total <= totalBound;
             ok &= within && r.channels == connections;
-            System.out.printf(Locale.ROOT, "| %s | %d | %d | %.0f | %d | %d (%s) | %d (%s) | %s | %s | %s | %s |%n",
-                    r.config.label, r.channels, r.max, (double) r.total / r.channels, r.perChannelBound,
+            System.out.printf(Locale.ROOT,
+                    "| %s | %d | %d | %d | %.0f | %d | %d (%s) | %d (%s) | %s | %s | %s | %s |%n",
+                    r.config.label, r.limit, r.channels, r.max, (double) r.total / r.channels, r.perChannelBound,
                     r.total, mib(r.total), totalBound, mib(totalBound), delta(r.messagesMemory),
                     delta(r.nettyDirectMemory), delta(r.allocatorMemory),
                     (r.channels - r.overBound) + "/" + r.channels + (within ? " yes" : " NO"));
@@ -194,10 +196,9 @@ public final class InFlightMemoryBound {
                     .channel(IoUringServerSocketChannel.class)
                     .childOption(ChannelOption.SO_SNDBUF, sndbuf)
                     .childOption(ChannelOption.AUTO_READ, false)
-                    .childOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY, config.inFlightWritability)
                     .childHandler(writer);
             if (config.limit != null) {
-                serverBootstrap.childOption(IoUringChannelOption.IO_URING_IN_FLIGHT_WRITABILITY_LIMIT, config.limit);
+                serverBootstrap.childOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, config.limit);
             }
             server = serverBootstrap.bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
             Bootstrap bootstrap = new Bootstrap().group(clientGroup).channel(NioSocketChannel.class)
@@ -245,9 +246,15 @@ public final class InFlightMemoryBound {
                 }
             }
 
-            int high = WriteBufferWaterMark.DEFAULT.high();
-            long perChannelBound = high + config.uncounted(high) + message + ENTRY_OVERHEAD;
-            Result result = new Result(config, perChannelBound);
+            // The limit in effect (the default follows the high water mark and
+            // -Dio.netty.iouring.uncountedFlushedLimit).
+            Channel first = writer.children.peek();
+            int limit = first.config().getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT);
+            if (config.limit != null && limit != config.limit) {
+                throw new IllegalStateException(config.label + ": the children's limit is " + limit);
+            }
+            long perChannelBound = (long) WriteBufferWaterMark.DEFAULT.high() + limit + message + ENTRY_OVERHEAD;
+            Result result = new Result(config, limit, perChannelBound);
             for (final Channel child : writer.children) {
                 long pending = child.eventLoop().submit(() -> {
                     ChannelOutboundBuffer buffer = child.unsafe().outboundBuffer();
@@ -255,6 +262,9 @@ public final class InFlightMemoryBound {
                 }).get();
                 if (pending < 0) {
                     throw new IllegalStateException("child closed while measuring: " + child);
+                }
+                if (child.config().getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT) != limit) {
+                    throw new IllegalStateException(config.label + ": children with different limits");
                 }
                 result.channels++;
                 result.total += pending;
@@ -306,6 +316,7 @@ public final class InFlightMemoryBound {
 
     private static final class Result {
         final Config config;
+        final int limit;
         final long perChannelBound;
         int channels;
         int overBound;
@@ -315,8 +326,9 @@ public final class InFlightMemoryBound {
         long nettyDirectMemory;
         long allocatorMemory;
 
-        Result(Config config, long perChannelBound) {
+        Result(Config config, int limit, long perChannelBound) {
             this.config = config;
+            this.limit = limit;
             this.perChannelBound = perChannelBound;
         }
     }

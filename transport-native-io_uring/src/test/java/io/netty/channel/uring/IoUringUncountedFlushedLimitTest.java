@@ -1,0 +1,531 @@
+/*
+ * Copyright 2026 The Netty Project
+ *
+ * The Netty Project licenses this file to you under the Apache License,
+ * version 2.0 (the "License"); you may not use this file except in compliance
+ * with the License. You may obtain a copy of the License at:
+ *
+ *   https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+ * WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+ * License for the specific language governing permissions and limitations
+ * under the License.
+ */
+package io.netty.channel.uring;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.socket.SocketChannelConfig;
+import io.netty.util.internal.logging.InternalLogger;
+import io.netty.util.internal.logging.InternalLoggerFactory;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link IoUringChannelOption#IO_URING_UNCOUNTED_FLUSHED_LIMIT} on real io_uring sockets: the messages an io_uring
+ * stream channel has taken for writing (its outstanding write and what is flushed behind it) stop counting against
+ * the water marks up to the limit, the memory a channel holds for a peer that stops reading stays at twice the high
+ * water mark plus a message by default, a change of the limit or the water marks reaches a connection whose write
+ * never completes, and flushing on a loop that shuts down throws nothing. The build runs this class a second time
+ * with {@code -Dio.netty.iouring.uncountedFlushedLimit=0}, where the defaults are upstream's accounting.
+ */
+public class IoUringUncountedFlushedLimitTest {
+    private static final int LOW = 32 * 1024;
+    private static final int HIGH = 64 * 1024;
+    private static final int MESSAGE = 16 * 1024;
+    /** ChannelOutboundBuffer's per-message overhead, as the JVM is configured. */
+    private static final int OVERHEAD = Integer.getInteger("io.netty.transport.outboundBufferEntrySizeOverhead", 96);
+    /** The default limit of this JVM: the high water mark, or 0 in the build's second run. */
+    private static final int DEFAULT_LIMIT = "0".equals(System.getProperty(
+            IoUringStreamChannelConfig.UNCOUNTED_FLUSHED_LIMIT_PROPERTY)) ? 0 : HIGH;
+
+    private static EventLoopGroup group;
+
+    @BeforeAll
+    public static void setUp() {
+        IoUring.ensureAvailability();
+        group = new MultiThreadIoEventLoopGroup(2, IoUringIoHandler.newFactory());
+    }
+
+    @AfterAll
+    public static void tearDown() throws Exception {
+        group.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
+    }
+
+    /** Reads and checks what a server connection receives, or never reads. */
+    private static final class Sink extends ChannelInboundHandlerAdapter {
+        final CRC32 crc = new CRC32();
+        final CompletableFuture<Long> done = new CompletableFuture<>();
+        long expected = Long.MAX_VALUE;
+        long received;
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf buf = (ByteBuf) msg;
+            try {
+                byte[] bytes = new byte[buf.readableBytes()];
+                buf.readBytes(bytes);
+                crc.update(bytes);
+                received += bytes.length;
+                if (received >= expected) {
+                    done.complete(crc.getValue());
+                }
+            } finally {
+                buf.release();
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+
+    /** Records isWritable() at every writability event. */
+    private static final class Events extends ChannelInboundHandlerAdapter {
+        final List<Boolean> seen = Collections.synchronizedList(new ArrayList<>());
+        final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            seen.add(ctx.channel().isWritable());
+            ctx.fireChannelWritabilityChanged();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            errors.add(cause);
+        }
+
+        List<Boolean> snapshot() {
+            synchronized (seen) {
+                return new ArrayList<>(seen);
+            }
+        }
+    }
+
+    private static Channel server(Sink sink, boolean autoRead) throws InterruptedException {
+        return new ServerBootstrap().group(group).channel(IoUringServerSocketChannel.class)
+                .childOption(ChannelOption.AUTO_READ, autoRead)
+                .childOption(ChannelOption.SO_RCVBUF, 16 * 1024)
+                .childHandler(sink)
+                .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+    }
+
+    private static Bootstrap client(EventLoopGroup group, Events events) {
+        return new Bootstrap().group(group).channel(IoUringSocketChannel.class)
+                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(LOW, HIGH))
+                .handler(events);
+    }
+
+    private static <T> T onLoop(Channel ch, Callable<T> task) throws Exception {
+        return ch.eventLoop().submit(task).get(30, TimeUnit.SECONDS);
+    }
+
+    private static ByteBuf data(int size, int seed) {
+        byte[] bytes = new byte[size];
+        for (int i = 0; i < size; i++) {
+            bytes[i] = (byte) (i * 31 + seed);
+        }
+        return ByteBufAllocator.DEFAULT.directBuffer(size).writeBytes(bytes);
+    }
+
+    /** The pending size that does not count, as the public API shows it. */
+    private static long uncounted(Channel ch) {
+        long pending = ch.unsafe().outboundBuffer().totalPendingWriteBytes();
+        long counted = ch.isWritable() ? HIGH + 1 - ch.bytesBeforeUnwritable() : ch.bytesBeforeWritable() + LOW - 1;
+        return pending - counted;
+    }
+
+    @Test
+    public void optionDefaultFollowsTheHighWaterMark() {
+        IoUringSocketChannel ch = new IoUringSocketChannel();
+        try {
+            SocketChannelConfig config = ch.config();
+            assertTrue(config.getOptions().containsKey(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT));
+            assertEquals(DEFAULT_LIMIT == 0 ? 0 : config.getWriteBufferHighWaterMark(),
+                    config.getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT));
+            config.setWriteBufferWaterMark(new WriteBufferWaterMark(LOW, 4 * HIGH));
+            assertEquals(DEFAULT_LIMIT == 0 ? 0 : 4 * HIGH,
+                    config.getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT));
+            assertTrue(config.setOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, 1000));
+            assertEquals(1000, config.getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT));
+            config.setWriteBufferWaterMark(new WriteBufferWaterMark(LOW, HIGH));
+            assertEquals(1000, config.getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT));
+            assertThrows(IllegalArgumentException.class,
+                    () -> config.setOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, -1));
+        } finally {
+            ch.unsafe().closeForcibly();
+        }
+    }
+
+    @Test
+    public void invalidPropertyValueIsReportedAndIgnored() {
+        List<String> warnings = new ArrayList<>();
+        InternalLogger logger = InternalLoggerFactory.getInstance(getClass());
+        assertEquals(-1, IoUringStreamChannelConfig.parseUncountedFlushedLimit("-5", recording(logger, warnings)));
+        assertEquals(-1, IoUringStreamChannelConfig.parseUncountedFlushedLimit("lots", recording(logger, warnings)));
+        assertEquals(2, warnings.size());
+        assertTrue(warnings.get(1).contains("lots"), warnings.get(1));
+        assertEquals(0, IoUringStreamChannelConfig.parseUncountedFlushedLimit(" 0 ", recording(logger, warnings)));
+        assertEquals(-1, IoUringStreamChannelConfig.parseUncountedFlushedLimit(null, recording(logger, warnings)));
+        assertEquals(2, warnings.size());
+    }
+
+    private static InternalLogger recording(InternalLogger delegate, List<String> warnings) {
+        return (InternalLogger) java.lang.reflect.Proxy.newProxyInstance(
+                InternalLogger.class.getClassLoader(), new Class<?>[] {InternalLogger.class}, (proxy, m, args) -> {
+                    if ("warn".equals(m.getName()) && args != null && args[0] instanceof String) {
+                        warnings.add(args[0] + " " + Arrays.deepToString(Arrays.copyOfRange(args, 1, args.length)));
+                    }
+                    return m.invoke(delegate, args);
+                });
+    }
+
+    /**
+     * Messages written and flushed in one task, more than the high water mark: the flush hands them to io_uring, so
+     * up to the limit of them stops counting and the channel is writable again before the task ends; with the limit
+     * at 0 it stays unwritable until the completion. Once per write operation io_uring uses.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"send", "writev", "send_zc", "sendmsg_zc"})
+    public void flushMakesTheChannelWritableAgain(String op) throws Exception {
+        int[] sizes = op.startsWith("send") && !op.startsWith("sendmsg")
+                ? new int[] {HIGH + LOW / 2} : new int[] {HIGH / 2, HIGH / 2, LOW / 2};
+        boolean zeroCopy = op.endsWith("_zc");
+        assertTrue(!zeroCopy || IoUring.isSendZcSupported() && IoUring.isSendmsgZcSupported(),
+                "zero-copy sends are supported by this kernel");
+        for (int limit : new int[] {-1, 0, 4 * HIGH}) {
+            Events events = new Events();
+            Bootstrap b = client(group, events);
+            if (zeroCopy) {
+                b.option(IoUringChannelOption.IO_URING_WRITE_ZERO_COPY_THRESHOLD, 1);
+            }
+            if (limit >= 0) {
+                b.option(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, limit);
+            }
+            int effective = limit >= 0 ? limit : DEFAULT_LIMIT;
+            writeAndFlushInOneTask(b, events, effective, sizes);
+        }
+    }
+
+    private static void writeAndFlushInOneTask(Bootstrap bootstrap, Events events, int limit, int... sizes)
+            throws Exception {
+        Sink sink = new Sink();
+        Channel server = server(sink, true);
+        Channel client = bootstrap.connect(server.localAddress()).sync().channel();
+        try {
+            ByteBuf[] bufs = new ByteBuf[sizes.length];
+            CRC32 crc = new CRC32();
+            long total = 0;
+            for (int i = 0; i < sizes.length; i++) {
+                bufs[i] = data(sizes[i], i);
+                byte[] bytes = new byte[sizes[i]];
+                bufs[i].getBytes(0, bytes);
+                crc.update(bytes);
+                total += sizes[i];
+            }
+            sink.expected = total;
+            long pendingSize = total + (long) OVERHEAD * sizes.length;
+            List<ChannelFuture> writes = new ArrayList<>();
+            List<Boolean> eventsInTask = new ArrayList<>();
+            long[] seen = onLoop(client, () -> {
+                for (ByteBuf buf : bufs) {
+                    writes.add(client.write(buf));
+                }
+                long afterWrite = client.isWritable() ? 1 : 0;
+                client.flush();
+                eventsInTask.addAll(events.snapshot());
+                return new long[] {afterWrite, client.isWritable() ? 1 : 0, uncounted(client)};
+            });
+            assertEquals(0, seen[0], "unwritable once written");
+            long uncounted = Math.min(pendingSize, limit);
+            boolean writable = pendingSize - uncounted <= HIGH;
+            assertEquals(writable ? 1 : 0, seen[1], "writable after the flush, limit " + limit);
+            assertEquals(uncounted, seen[2], "uncounted after the flush, limit " + limit);
+            assertEquals(writable ? Arrays.asList(false, true) : Collections.singletonList(false), eventsInTask);
+            assertEquals(crc.getValue(), (long) sink.done.get(30, TimeUnit.SECONDS));
+            for (ChannelFuture write : writes) {
+                assertTrue(write.await(30, TimeUnit.SECONDS));
+                assertTrue(write.isSuccess());
+            }
+            // Completion processed: nothing pending, nothing uncounted, writable; one event per change.
+            assertEquals(0L, (long) onLoop(client, () -> client.unsafe().outboundBuffer().totalPendingWriteBytes()));
+            assertTrue(client.isWritable());
+            assertEquals(Arrays.asList(false, true), events.snapshot());
+            assertEquals(Collections.emptyList(), events.errors);
+        } finally {
+            client.close().sync();
+            server.close().sync();
+        }
+    }
+
+    /**
+     * Writes 16 KiB messages, each flushed, while the channel is writable, to a peer that never reads; checks on the
+     * event loop, at every write and event, that the pending size never exceeds the high water mark plus the limit
+     * plus one message. {@link #stalled} completes once the channel turned unwritable with more than the high water
+     * mark pending: the peer's and the kernel's buffers are full and io_uring's write is outstanding.
+     */
+    private static final class Writer extends ChannelInboundHandlerAdapter {
+        final List<String> violations = Collections.synchronizedList(new ArrayList<>());
+        final List<Boolean> events = Collections.synchronizedList(new ArrayList<>());
+        final CompletableFuture<Long> stalled = new CompletableFuture<>();
+        volatile long bound;
+        long maxPending;
+        int seed;
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            write(ctx);
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            events.add(ctx.channel().isWritable());
+            write(ctx);
+            ctx.fireChannelWritabilityChanged();
+        }
+
+        private void write(ChannelHandlerContext ctx) {
+            Channel ch = ctx.channel();
+            while (ch.isWritable() && ch.isActive()) {
+                ctx.writeAndFlush(data(MESSAGE, seed++)).addListener(f -> check(ch));
+                check(ch);
+            }
+            long pending = ch.unsafe().outboundBuffer() == null ? 0
+                    : ch.unsafe().outboundBuffer().totalPendingWriteBytes();
+            if (!ch.isWritable() && pending > HIGH) {
+                stalled.complete(pending);
+            }
+        }
+
+        void check(Channel ch) {
+            if (ch.unsafe().outboundBuffer() == null) {
+                return;
+            }
+            long pending = ch.unsafe().outboundBuffer().totalPendingWriteBytes();
+            maxPending = Math.max(maxPending, pending);
+            if (pending > bound && violations.size() < 3) {
+                violations.add(pending + " pending, bound " + bound);
+            }
+        }
+    }
+
+    private static long bound(int limit) {
+        return HIGH + limit + MESSAGE + OVERHEAD;
+    }
+
+    /**
+     * A peer that stops reading: with the default limit the channel holds at most twice the high water mark plus a
+     * message (in pending size), and more than upstream's accounting lets it (the uncounted part is used). Fails if
+     * the default limit is raised: at 16 x the high water mark the writer goes on to 17 high water marks.
+     */
+    @Test
+    public void peerThatStopsReadingHoldsAtMostTwiceTheHighWaterMark() throws Exception {
+        Sink sink = new Sink();
+        Channel server = server(sink, false);
+        Writer writer = new Writer();
+        writer.bound = bound(DEFAULT_LIMIT);
+        Channel client = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
+                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(LOW, HIGH))
+                .option(ChannelOption.SO_SNDBUF, 16 * 1024)
+                .handler(writer)
+                .connect(server.localAddress()).sync().channel();
+        try {
+            long pending = writer.stalled.get(30, TimeUnit.SECONDS);
+            assertEquals(Collections.emptyList(), writer.violations);
+            long max = onLoop(client, () -> writer.maxPending);
+            assertTrue(max <= bound(DEFAULT_LIMIT), max + " <= " + bound(DEFAULT_LIMIT));
+            if (DEFAULT_LIMIT > 0) {
+                // Unwritable only once more than the high water mark counts, with the limit's worth uncounted.
+                assertTrue(pending > 2 * HIGH, pending + " > 2 x high");
+                assertEquals(HIGH, (long) onLoop(client, () -> uncounted(client)));
+            }
+        } finally {
+            client.close().sync();
+            server.close().sync();
+        }
+    }
+
+    /**
+     * A peer that stops reading, so the outstanding write never completes: lowering the limit, raising it and changing
+     * the water marks change the writability at once, with one event per change, from any thread.
+     */
+    @Test
+    public void changesReachAConnectionWhoseWriteNeverCompletes() throws Exception {
+        Sink sink = new Sink();
+        Channel server = server(sink, false);
+        Writer writer = new Writer();
+        writer.bound = bound(4 * HIGH);
+        Channel client = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
+                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(LOW, HIGH))
+                .option(ChannelOption.SO_SNDBUF, 16 * 1024)
+                .option(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, 4 * HIGH)
+                .handler(writer)
+                .connect(server.localAddress()).sync().channel();
+        try {
+            long pending = writer.stalled.get(30, TimeUnit.SECONDS);
+            assertTrue(pending > 5 * HIGH, pending + " > high + limit");
+            assertEquals(4L * HIGH, (long) onLoop(client, () -> uncounted(client)));
+            int before = writer.events.size();
+
+            // Lowered from this thread: everything counts at once, though no completion comes.
+            client.config().setOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, 0);
+            long[] lowered = onLoop(client, () -> new long[] {uncounted(client),
+                    client.unsafe().outboundBuffer().totalPendingWriteBytes() - LOW + 1, client.bytesBeforeWritable()});
+            assertEquals(0, lowered[0]);
+            assertFalse(client.isWritable());
+            assertEquals(lowered[1], lowered[2]);
+            assertEquals(before, writer.events.size(), "was unwritable already: no event");
+
+            // Raised far enough: writable at once; the writer writes until unwritable again.
+            writer.bound = bound(8 * HIGH);
+            client.config().setOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, 8 * HIGH);
+            long after = onLoop(client, () -> client.unsafe().outboundBuffer().totalPendingWriteBytes());
+            assertEquals(Arrays.asList(true, false), writer.events.subList(before, writer.events.size()));
+            assertTrue(after > pending + 3 * HIGH, after + " > " + pending + " + 3 x high");
+            assertFalse(client.isWritable());
+
+            // A limit that was set does not follow the water marks.
+            int events = writer.events.size();
+            client.config().setWriteBufferWaterMark(new WriteBufferWaterMark(LOW, 16 * HIGH));
+            onLoop(client, () -> null);
+            assertEquals(8L * HIGH, (long) onLoop(client, () -> uncounted(client)),
+                    "an explicit limit does not follow the water marks");
+            // Upstream's own rule: a higher high water mark alone makes no event until the next change.
+            assertEquals(events, writer.events.size());
+            assertEquals(Collections.emptyList(), writer.violations);
+        } finally {
+            client.close().sync();
+            server.close().sync();
+        }
+    }
+
+    /**
+     * The limit follows the high water mark unless set: raising the water marks of a connection whose write never
+     * completes lets the channel hold more at once (the writer resumes), lowering them makes it hold less.
+     */
+    @Test
+    public void defaultLimitFollowsTheWaterMarksOfAStalledConnection() throws Exception {
+        Sink sink = new Sink();
+        Channel server = server(sink, false);
+        Writer writer = new Writer();
+        writer.bound = bound(DEFAULT_LIMIT);
+        Channel client = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
+                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(LOW, HIGH))
+                .option(ChannelOption.SO_SNDBUF, 16 * 1024)
+                .handler(writer)
+                .connect(server.localAddress()).sync().channel();
+        try {
+            long pending = writer.stalled.get(30, TimeUnit.SECONDS);
+            int before = writer.events.size();
+            writer.bound = 4 * HIGH + 4 * HIGH + MESSAGE + OVERHEAD;
+            client.config().setWriteBufferWaterMark(new WriteBufferWaterMark(LOW, 4 * HIGH));
+            long after = onLoop(client, () -> client.unsafe().outboundBuffer().totalPendingWriteBytes());
+            if (DEFAULT_LIMIT > 0) {
+                // The limit is now 4 x high: the channel turned writable and the writer filled it to the new marks
+                // (8 x high; the kernel may have taken a few messages since), far above the old bound of 2 x high.
+                assertEquals(Arrays.asList(true, false), writer.events.subList(before, writer.events.size()));
+                assertTrue(after > 6 * HIGH, after + " > 6 x high");
+                assertEquals(4L * HIGH, (long) onLoop(client, () -> uncounted(client)));
+            } else {
+                // Nothing follows the water marks: the writer wrote nothing more (the kernel may have taken some).
+                assertTrue(after <= pending, after + " <= " + pending);
+                assertEquals(before, writer.events.size());
+                assertEquals(0L, (long) onLoop(client, () -> uncounted(client)));
+            }
+            assertEquals(Collections.emptyList(), writer.violations);
+        } finally {
+            client.close().sync();
+            server.close().sync();
+        }
+    }
+
+    /**
+     * A loop that shuts down with a write outstanding to a peer that stopped reading closes its channels; the close
+     * listener of one writes to and flushes another channel of the same loop. Neither that flush nor a change of the
+     * limit from another thread after the loop terminated throws, and no handler sees an exception.
+     */
+    @Test
+    public void flushWhileTheLoopShutsDownThrowsNothing() throws Exception {
+        EventLoopGroup loop = new MultiThreadIoEventLoopGroup(1, IoUringIoHandler.newFactory());
+        Sink sink = new Sink();
+        Channel server = server(sink, false);
+        try {
+            Writer writer = new Writer();
+            writer.bound = Long.MAX_VALUE;
+            Events events = new Events();
+            Channel first = client(loop, events).connect(server.localAddress()).sync().channel();
+            Channel second = new Bootstrap().group(loop).channel(IoUringSocketChannel.class)
+                    .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(LOW, HIGH))
+                    .option(ChannelOption.SO_SNDBUF, 16 * 1024)
+                    .handler(writer)
+                    .connect(server.localAddress()).sync().channel();
+            writer.stalled.get(30, TimeUnit.SECONDS);
+            CompletableFuture<Throwable> thrown = new CompletableFuture<>();
+            List<ChannelFuture> lateWrites = Collections.synchronizedList(new ArrayList<>());
+            List<Boolean> seenInListener = new ArrayList<>();
+            first.closeFuture().addListener(f -> {
+                try {
+                    // Unflushed: counts. The flush hands it to io_uring under the raised limit, which makes the
+                    // channel writable from inside the flush, with the loop shutting down.
+                    int before = writer.events.size();
+                    lateWrites.add(second.write(data(2 * HIGH, 1)));
+                    second.config().setOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, 16 * HIGH);
+                    seenInListener.add(second.isActive());
+                    seenInListener.add(second.isWritable());
+                    second.flush();
+                    seenInListener.add(writer.events.size() > before && writer.events.get(before));
+                    lateWrites.add(second.writeAndFlush(data(1, 2)));
+                    thrown.complete(null);
+                } catch (Throwable t) {
+                    thrown.complete(t);
+                }
+            });
+            assertTrue(loop.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(30, TimeUnit.SECONDS));
+            assertEquals(null, thrown.get(30, TimeUnit.SECONDS));
+            assertEquals(Arrays.asList(true, false, true), seenInListener,
+                    "active, unwritable before the flush, made writable by it");
+            second.config().setOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, 0);
+            first.config().setWriteBufferWaterMark(new WriteBufferWaterMark(LOW, 2 * HIGH));
+            for (ChannelFuture write : lateWrites) {
+                assertTrue(write.await(30, TimeUnit.SECONDS));
+            }
+            assertEquals(Collections.emptyList(), events.errors);
+        } finally {
+            loop.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
+            server.close().sync();
+        }
+    }
+}
