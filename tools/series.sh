@@ -21,6 +21,13 @@
 #   tools/series.sh modules             the patched modules (folders with an api-changes.txt), one a line
 #   tools/series.sh build-props         -D options with the build's versions and patched modules, for projects
 #                                       outside the reactor (examples/*)
+#   tools/series.sh record-version      after a change of patches/: a new fork version for it (revision
+#                                       <base>-h2uring-<n+1> in pom.xml; a revision not committed yet is kept, so
+#                                       it bumps once per commit) and the series' hash recorded with it
+#   tools/series.sh check-version       (build) fails, saying how to bump, when patches/ is not the series that
+#                                       revision was recorded with
+#   tools/series.sh identity VERSION OUT   (build) the series' identity as a properties file for the patched jars:
+#                                       version, series.sha256, patch.NNNN=subject
 #   tools/series.sh rebase-check VERSION  try the series on another Netty release: per patch, whether it applies
 #                                       (git am) and whether the patched modules then build (./mvnw package,
 #                                       nothing installed); prints a table
@@ -37,6 +44,11 @@
 # PATCHES.md), Fork-Doc (its long form under docs/), one Fork-PR-File per new file the upstream PR adds (tests,
 # benchmarks) and, for a patch that builds on earlier ones of the series (a stacked PR), one Fork-Depends-On: NNNN
 # per such patch. Upstream-Status and Fork-* trailers are fork-only: export and pr-text strip them.
+#
+# Versions: a fork version names one series. pom.xml records, next to revision (<base>-h2uring-<n>), the sha256 of
+# patches/series followed by the patch files in its order (fork.seriesSha256); every patched module's build runs
+# check-version, and record-version bumps n and records the hash. Released versions are never rebuilt with other
+# bytes: Maven does not download a release again once it has it, and repositories refuse to overwrite one.
 #
 # Sources are laid out as in Netty's tree: MODULE/src/main/java for .java files, MODULE/src/main/c for
 # native sources, MODULE/src/main/resources for the rest. Environment: NETTY_BASE_VERSION overrides the
@@ -235,6 +247,10 @@ cmd_regenerate() {
     basename "$f"
   done >"$out/series"
   echo "series: wrote $(wc -l <"$out/series") patch(es) and their order (series) to $out"
+  if [ "$out" -ef "$TOP/patches" ] && [ "$PATCH_DIR" -ef "$out" ] \
+      && [ "$(series_hash)" != "$(pom_property fork.seriesSha256)" ]; then
+    echo "series: patches/ changed: 'tools/series.sh record-version' gives it a new fork version (the build checks)" >&2
+  fi
 }
 
 cmd_roundtrip() {
@@ -441,7 +457,87 @@ cmd_index() {
 cmd_build_props() {
   echo "-Dfork.version=$(pom_property revision) -Dnetty.base.version=$(base_version)" \
     "-Djunit.version=$(pom_property junit.version)" \
-    "-Dfork.patchedModules=$(echo $PATCHED_MODULES | tr ' ' ',')"
+    "-Dfork.patchedModules=$(echo $PATCHED_MODULES | tr ' ' ',')" \
+    "-Dfork.seriesSha256=$(pom_property fork.seriesSha256)"
+}
+
+# The series' identity: sha256 of PATCH_DIR/series followed by the patch files in its order.
+series_hash() {
+  local p
+  { cat "$PATCH_DIR/series"; for p in $(patches); do cat "$p"; done; } | sha256sum | cut -d ' ' -f 1
+}
+
+# The version after $1 (<base>-h2uring-<n>): <base>-h2uring-<n+1>.
+next_version() {
+  [[ $1 =~ ^(.+-h2uring-)([0-9]+)$ ]] || die "revision '$1' in pom.xml is not <base>-h2uring-<n>"
+  echo "${BASH_REMATCH[1]}$((10#${BASH_REMATCH[2]} + 1))"
+}
+
+# The version a changed series gets: revision if it differs from the last commit's (bumped since, not released
+# from a commit yet), else the next one. Outside a git work tree every change bumps.
+new_version() {
+  local current committed
+  current=$(pom_property revision)
+  committed=$(git -C "$TOP" show HEAD:./pom.xml 2>/dev/null | sed -n 's:.*<revision>\(.*\)</revision>.*:\1:p' \
+    | head -n 1) || true
+  if [ -n "$committed" ] && [ "$committed" != "$current" ]; then echo "$current"; else next_version "$current"; fi
+}
+
+cmd_check_version() {
+  local recorded now
+  if ! [ "$PATCH_DIR" -ef "$TOP/patches" ]; then
+    echo "series: PATCH_DIR is $PATCH_DIR, not patches/: the fork version is not checked against it"
+    return
+  fi
+  recorded=$(pom_property fork.seriesSha256)
+  now=$(series_hash)
+  if [ "$recorded" != "$now" ]; then
+    die "patches/ is not the series that version $(pom_property revision) was recorded with (pom.xml:" \
+      "fork.seriesSha256=${recorded:-none}, patches/ now: $now). A changed series needs a new version: run" \
+      "tools/series.sh record-version (sets revision to $(new_version) and records the series in pom.xml)," \
+      "then build again"
+  fi
+  echo "series: version $(pom_property revision) is the series of patches/ (sha256 $now)"
+}
+
+cmd_record_version() {
+  local pom=$TOP/pom.xml old now version
+  [ "$PATCH_DIR" -ef "$TOP/patches" ] || die "record-version records patches/, but PATCH_DIR is $PATCH_DIR"
+  grep -q '<revision>[^<]*</revision>' "$pom" && grep -q '<fork.seriesSha256>[^<]*</fork.seriesSha256>' "$pom" \
+    || die "$pom has no <revision> or no <fork.seriesSha256> property"
+  old=$(pom_property revision)
+  now=$(series_hash)
+  if [ "$(pom_property fork.seriesSha256)" = "$now" ]; then
+    echo "series: version $old is recorded with patches/ as it is (sha256 $now); nothing to do"
+    return
+  fi
+  version=$(new_version)
+  sed -i -e "0,/<revision>[^<]*<\/revision>/s//<revision>$version<\/revision>/" \
+    -e "0,/<fork.seriesSha256>[^<]*<\/fork.seriesSha256>/s//<fork.seriesSha256>$now<\/fork.seriesSha256>/" "$pom"
+  [ "$(pom_property revision)" = "$version" ] && [ "$(pom_property fork.seriesSha256)" = "$now" ] \
+    || die "could not write revision and fork.seriesSha256 to $pom"
+  if [ "$version" = "$old" ]; then
+    echo "series: version $version (changed since the last commit: kept) recorded with patches/ (sha256 $now) in pom.xml"
+  else
+    echo "series: version $old -> $version, recorded with patches/ (sha256 $now) in pom.xml; commit it with patches/"
+  fi
+}
+
+cmd_identity() {
+  local version=$1 out=$2 p name subject
+  mkdir -p "$(dirname "$out")"
+  {
+    echo "# The h2uring fork's patch series this jar was built with: Netty's sources + patches/, in this order."
+    echo "version=$version"
+    echo "series.sha256=$(series_hash)"
+    for p in $(patches); do
+      name=$(basename "$p")
+      subject=$(message "$p" | sed -n 1p)
+      ! LC_ALL=C grep -q '[^ -~]' <<<"$subject" || die "the subject of $name is not printable ASCII: $subject"
+      echo "patch.${name%%-*}=${subject//\\/\\\\}"
+    done
+  } >"$out.tmp"
+  mv "$out.tmp" "$out"
 }
 
 case "${1:-}" in
@@ -465,7 +561,10 @@ case "${1:-}" in
   retire) shift; cmd_retire "$@" ;;
   index) shift; cmd_index "$@" ;;
   rebase-check) shift; cmd_rebase_check "$@" ;;
+  record-version) cmd_record_version ;;
+  check-version) cmd_check_version ;;
+  identity) shift; [ $# -eq 2 ] || die "usage: identity VERSION OUT"; cmd_identity "$@" ;;
   *) die "usage: tools/series.sh materialise [DIR] | regenerate [DIR] | roundtrip | export [OUT] |" \
        "pr-text NNNN | status NNNN STATUS | retire NNNN | index [--check] | modules | build-props |" \
-       "rebase-check VERSION | unpack ... | apply ..." ;;
+       "record-version | check-version | rebase-check VERSION | unpack ... | apply ... | identity ..." ;;
 esac

@@ -44,6 +44,10 @@ final class Fork {
     static final String BASE_VERSION = property("netty.base.version");
     /** The build's Maven local repository, wherever settings.xml or -Dmaven.repo.local put it. */
     static final String LOCAL_REPOSITORY = property("fork.localRepository");
+    /** The sha256 of patches/ that {@link #VERSION} was recorded with (pom.xml's fork.seriesSha256). */
+    static final String SERIES_SHA256 = property("fork.seriesSha256");
+    /** The series' identity in each patched module's jar, read at run time (README, "Using the fork"). */
+    static final String SERIES_RESOURCE = "META-INF/io.netty.h2uring-series.properties";
 
     private static final Pattern DIFF_LINE = Pattern.compile("^diff --git a/(\\S+) b/(\\S+)$", Pattern.MULTILINE);
 
@@ -122,6 +126,23 @@ final class Fork {
             }
         }
         return values;
+    }
+
+    /** The subject of a patch's commit message, without "[PATCH] ", its folded lines joined. */
+    static String subject(Path patch) {
+        StringBuilder subject = new StringBuilder();
+        boolean in = false;
+        for (String line : read(patch).split("\n")) {
+            if (line.startsWith("Subject: [PATCH] ")) {
+                subject.append(line.substring("Subject: [PATCH] ".length()));
+                in = true;
+            } else if (in && line.startsWith(" ")) {
+                subject.append(line);
+            } else if (in) {
+                break;
+            }
+        }
+        return subject.toString();
     }
 
     /** The patch's number, as its file name starts ({@code 0001}). */

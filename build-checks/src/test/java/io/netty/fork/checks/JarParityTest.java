@@ -45,8 +45,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Each patched jar is a drop-in for the upstream jar: the same entries (but the classes whose sources the series
- * touches), the same class-file versions, the same resources, the same manifest and
- * {@code io.netty.versions.properties} but for the version, and a sources jar of the patched sources.
+ * touches, and the series' identity a patched module's jar adds), the same class-file versions, the same resources,
+ * the same manifest and {@code io.netty.versions.properties} but for the version, and a sources jar of the patched
+ * sources.
  */
 class JarParityTest {
     private static final Set<String> VERSION_HEADERS = Set.of("Implementation-Version", "Bundle-Version");
@@ -77,6 +78,11 @@ class JarParityTest {
         onlyUpstream.removeAll(fork);
         onlyFork.removeIf(e -> isClassOf(e, touched));
         onlyUpstream.removeIf(e -> isClassOf(e, touched));
+        if (classifier == null) {
+            // The one entry a patched module's jar adds (seriesIdentityNamesVersionAndPatches); not the native jar.
+            assertThat(onlyFork).as("entries only in the fork's jar").contains(Fork.SERIES_RESOURCE);
+            onlyFork.remove(Fork.SERIES_RESOURCE);
+        }
         assertThat(onlyFork).as("entries only in the fork's jar").isEmpty();
         assertThat(onlyUpstream).as("entries only in the upstream jar").isEmpty();
     }
@@ -175,6 +181,27 @@ class JarParityTest {
                 checked++;
             }
             assertThat(checked).as("sources compared").isPositive();
+        }
+    }
+
+    /**
+     * The series a jar's version names, readable at run time: the version, the hash of patches/ it was recorded with,
+     * the patches' subjects in the order they apply.
+     */
+    @ParameterizedTest
+    @MethodSource("modules")
+    void seriesIdentityNamesVersionAndPatches(String module) throws IOException {
+        Map<String, String> expected = new TreeMap<>();
+        expected.put("version", Fork.VERSION);
+        expected.put("series.sha256", Fork.SERIES_SHA256);
+        for (Path patch : Fork.patches()) {
+            expected.put("patch." + Fork.number(patch), Fork.subject(patch));
+        }
+        try (ZipFile fork = new ZipFile(Fork.forkJar(module, null).toFile())) {
+            Properties identity = load(bytes(fork, Fork.SERIES_RESOURCE));
+            Map<String, String> actual = new TreeMap<>();
+            identity.stringPropertyNames().forEach(k -> actual.put(k, identity.getProperty(k)));
+            assertThat(actual).as("%s in %s", Fork.SERIES_RESOURCE, fork.getName()).isEqualTo(expected);
         }
     }
 

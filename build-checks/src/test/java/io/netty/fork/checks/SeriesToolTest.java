@@ -79,27 +79,11 @@ class SeriesToolTest {
         for (Path patch : Fork.patches()) {
             Result r = run(null, "pr-text", Fork.number(patch));
             assertThat(r.exit).as(r.output).isZero();
-            String subject = subject(patch);
+            String subject = Fork.subject(patch);
             assertThat(r.output).startsWith(subject + "\n\nMotivation:\n").contains("\nModifications:\n")
                     .contains("\nResult:\n").doesNotContain("Upstream-Status").doesNotContain("Fork-");
             assertThat(Fork.read(patch)).contains(r.output.substring(subject.length()).trim());
         }
-    }
-
-    private static String subject(Path patch) {
-        StringBuilder subject = new StringBuilder();
-        boolean in = false;
-        for (String line : Fork.read(patch).split("\n")) {
-            if (line.startsWith("Subject: [PATCH] ")) {
-                subject.append(line.substring("Subject: [PATCH] ".length()));
-                in = true;
-            } else if (in && line.startsWith(" ")) {
-                subject.append(line);
-            } else if (in) {
-                break;
-            }
-        }
-        return subject.toString();
     }
 
     /**
@@ -240,7 +224,7 @@ class SeriesToolTest {
     }
 
     private static String subjectWords(Path patch) {
-        String subject = subject(patch);
+        String subject = Fork.subject(patch);
         return subject.substring(subject.indexOf(':') + 1).trim();
     }
 

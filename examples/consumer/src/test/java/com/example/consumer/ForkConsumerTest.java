@@ -30,11 +30,17 @@ import io.netty.handler.codec.http2.UniformStreamByteDistributor;
 import io.netty.util.Version;
 import org.junit.jupiter.api.Test;
 
+import java.io.InputStream;
 import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -48,6 +54,8 @@ class ForkConsumerTest {
     /** The artifacts of the patched modules (-Dfork.patchedModules, from the build: tools/series.sh build-props). */
     private static final Set<String> PATCHED = Arrays.stream(System.getProperty("fork.patchedModules").split(","))
             .map(m -> "netty-" + m).collect(Collectors.toSet());
+    /** The series' identity in each patched module's jar. */
+    private static final String SERIES = "META-INF/io.netty.h2uring-series.properties";
 
     @Test
     void patchedModulesAtForkVersionOthersAtBase() {
@@ -59,6 +67,27 @@ class ForkConsumerTest {
                     : System.getProperty("netty.base.version");
             assertEquals(expected, e.getValue().artifactVersion(), e.getKey());
         }
+    }
+
+    /**
+     * Which series this process runs (README, "Using the fork"): the jar of each patched module names it in
+     * META-INF/io.netty.h2uring-series.properties, here the series of this checkout (-Dfork.seriesSha256).
+     */
+    @Test
+    void patchedJarsNameTheSeriesOfTheBuild() throws Exception {
+        for (Class<?> c : Arrays.asList(Channel.class, Http2FrameCodecBuilder.class, IoUringIoHandler.class)) {
+            URL jar = c.getProtectionDomain().getCodeSource().getLocation();
+            Properties series = new Properties();
+            try (InputStream in = URI.create("jar:" + jar + "!/" + SERIES).toURL().openStream()) {
+                series.load(in);
+            }
+            assertEquals(System.getProperty("fork.version"), series.getProperty("version"), jar.toString());
+            assertEquals(System.getProperty("fork.seriesSha256"), series.getProperty("series.sha256"), jar.toString());
+            assertTrue(series.getProperty("patch.0001", "").contains(": "), jar + ": " + series);
+        }
+        // All of them, as a process lists them.
+        List<URL> all = Collections.list(ForkConsumerTest.class.getClassLoader().getResources(SERIES));
+        assertTrue(all.size() >= 3, all.toString());
     }
 
     @Test
