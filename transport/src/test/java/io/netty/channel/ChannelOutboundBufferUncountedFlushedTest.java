@@ -306,13 +306,9 @@ public class ChannelOutboundBufferUncountedFlushedTest {
     public void closeFailsEverythingWithoutWritabilityEvents() {
         onLoop(ch -> {
             ch.limit(HIGH);
-            List<ChannelFuture> writes = new ArrayList<>();
-            for (int i = 0; i < 7; i++) {
-                writes.add(ch.write(msg(MSG)));
-                if (i == 3) {
-                    ch.flush();
-                }
-            }
+            List<ChannelFuture> writes = write(ch, 4);
+            ch.flush();
+            writes.addAll(write(ch, 3));
             // Writable only because of the uncounted part; without the first flushed message (as while failing the
             // flushed ones) the counted size would exceed the high water mark.
             assertState(ch, true, 7 * MP, 4 * MP, HIGH);
@@ -489,13 +485,9 @@ public class ChannelOutboundBufferUncountedFlushedTest {
     public void failFlushedOfAnInactiveChannelForgetsTheFlushedPendingSize() {
         onLoop(ch -> {
             ch.limit(HIGH);
-            List<ChannelFuture> writes = new ArrayList<>();
-            for (int i = 0; i < 10; i++) {
-                writes.add(ch.write(msg(MSG)));
-                if (i == 7) {
-                    ch.flush();
-                }
-            }
+            List<ChannelFuture> writes = write(ch, 8);
+            ch.flush();
+            writes.addAll(write(ch, 2));
             // Counted 10 x MP - HIGH.
             assertState(ch, false, 10 * MP, 8 * MP, HIGH);
             assertEquals(Collections.singletonList("false"), ch.events);
@@ -541,11 +533,13 @@ public class ChannelOutboundBufferUncountedFlushedTest {
         return Unpooled.buffer(size).writeZero(size);
     }
 
-    /** Writes {@code count} {@link #MSG}-byte buffers, without flushing them. */
-    private static void write(TestChannel ch, int count) {
+    /** Writes {@code count} {@link #MSG}-byte buffers, without flushing them; returns their futures. */
+    private static List<ChannelFuture> write(TestChannel ch, int count) {
+        List<ChannelFuture> writes = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            ch.write(msg(MSG));
+            writes.add(ch.write(msg(MSG)));
         }
+        return writes;
     }
 
     /** Runs {@code body} on the event loop with a new registered channel, closed afterwards. */

@@ -23,8 +23,10 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -196,5 +198,40 @@ final class Fork {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** A command's exit code and its output (standard output and error together). */
+    static final class Result {
+        final int exit;
+        final String output;
+
+        Result(int exit, String output) {
+            this.exit = exit;
+            this.output = output;
+        }
+    }
+
+    /**
+     * Runs {@code command} in {@code dir} with no input and {@code env} applied to this process's environment (a
+     * {@code null} value removes the variable); fails if it has not finished within {@code timeoutMinutes}.
+     */
+    static Result exec(Path dir, Map<String, String> env, long timeoutMinutes, String... command)
+            throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            if (e.getValue() == null) {
+                pb.environment().remove(e.getKey());
+            } else {
+                pb.environment().put(e.getKey(), e.getValue());
+            }
+        }
+        Process p = pb.start();
+        p.getOutputStream().close();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(timeoutMinutes, TimeUnit.MINUTES)) {
+            p.destroyForcibly();
+            throw new AssertionError(command[0] + " did not finish within " + timeoutMinutes + " minutes: " + output);
+        }
+        return new Result(p.exitValue(), output);
     }
 }

@@ -28,7 +28,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -44,7 +43,7 @@ class SeriesToolTest {
 
     @Test
     void roundTripIsByteIdentical() throws Exception {
-        Result r = run(null, "roundtrip");
+        Fork.Result r = run(null, "roundtrip");
         assertThat(r.exit).as(r.output).isZero();
         assertThat(r.output).contains("byte-identical");
     }
@@ -56,7 +55,7 @@ class SeriesToolTest {
     @Test
     void exportWritesOneCheckedPrFilePerPatch(@TempDir Path tmp) throws Exception {
         Path out = tmp.resolve("export");
-        Result r = run(null, "export", out.toString());
+        Fork.Result r = run(null, "export", out.toString());
         assertThat(r.exit).as(r.output).isZero();
         assertThat(r.output).contains("each checked to apply");
         for (Path patch : Fork.patches()) {
@@ -77,7 +76,7 @@ class SeriesToolTest {
     @Test
     void prTextIsTheCommitMessageWithoutForkTrailers() throws Exception {
         for (Path patch : Fork.patches()) {
-            Result r = run(null, "pr-text", Fork.number(patch));
+            Fork.Result r = run(null, "pr-text", Fork.number(patch));
             assertThat(r.exit).as(r.output).isZero();
             String subject = Fork.subject(patch);
             assertThat(r.output).startsWith(subject + "\n\nMotivation:\n").contains("\nModifications:\n")
@@ -133,13 +132,13 @@ class SeriesToolTest {
         Path patches = Files.createDirectories(tmp.resolve("patches"));
         Files.write(patches.resolve("0001-codec-http2-broken.patch"), brokenPatch(), StandardCharsets.UTF_8);
         Files.write(patches.resolve("series"), List.of("# empty"), StandardCharsets.UTF_8);
-        Result unlisted = run(patches, "pr-text", "0001");
+        Fork.Result unlisted = run(patches, "pr-text", "0001");
         assertThat(unlisted.exit).isNotZero();
         assertThat(unlisted.output).contains("0001-codec-http2-broken.patch").contains("not listed");
 
         Files.write(patches.resolve("series"), List.of("0001-codec-http2-broken.patch", "0002-missing.patch"),
                 StandardCharsets.UTF_8);
-        Result missing = run(patches, "pr-text", "0001");
+        Fork.Result missing = run(patches, "pr-text", "0001");
         assertThat(missing.exit).isNotZero();
         assertThat(missing.output).contains("0002-missing.patch").contains("no such file");
     }
@@ -147,7 +146,7 @@ class SeriesToolTest {
     /** PATCHES.md's table is what tools/series.sh index generates from the patches. */
     @Test
     void patchesIndexIsGeneratedFromTheSeries() throws Exception {
-        Result r = run(null, "index", "--check");
+        Fork.Result r = run(null, "index", "--check");
         assertThat(r.exit).as(r.output).isZero();
         for (Path patch : Fork.patches()) {
             assertThat(Fork.read(Fork.ROOT.resolve("PATCHES.md"))).contains("patches/" + patch.getFileName());
@@ -167,7 +166,7 @@ class SeriesToolTest {
         assertThat(before).as("a series of at least two patches").hasSizeGreaterThan(1);
         String retired = before.get(0).getFileName().toString();
 
-        Result r = execIn(copy, "bash", copy.resolve("tools/series.sh").toString(), "retire", "0001");
+        Fork.Result r = execIn(copy, "bash", copy.resolve("tools/series.sh").toString(), "retire", "0001");
         assertThat(r.exit).as(r.output).isZero();
 
         List<String> series = Files.readAllLines(copy.resolve("patches/series"));
@@ -205,12 +204,12 @@ class SeriesToolTest {
         String before = Fork.read(patch);
         String tool = copy.resolve("tools/series.sh").toString();
 
-        Result unknown = execIn(copy, "bash", tool, "status", "0001", "Merged");
+        Fork.Result unknown = execIn(copy, "bash", tool, "status", "0001", "Merged");
         assertThat(unknown.exit).as(unknown.output).isNotZero();
         assertThat(unknown.output).contains("unknown Upstream-Status 'Merged'");
         assertThat(Fork.read(patch)).isEqualTo(before);
 
-        Result submitted = execIn(copy, "bash", tool, "status", "0001",
+        Fork.Result submitted = execIn(copy, "bash", tool, "status", "0001",
                 "Submitted [https://github.com/netty/netty/pull/1]");
         assertThat(submitted.exit).as(submitted.output).isZero();
         String after = Fork.read(patch);
@@ -267,9 +266,9 @@ class SeriesToolTest {
     @Test
     void materialisedTreeHasBaseCommitThenOneCommitPerPatch(@TempDir Path tmp) throws Exception {
         Path tree = tmp.resolve("tree");
-        Result r = run(null, "materialise", tree.toString());
+        Fork.Result r = run(null, "materialise", tree.toString());
         assertThat(r.exit).as(r.output).isZero();
-        Result log = exec(tree, null, "git", "log", "--format=%s", "upstream-base..HEAD");
+        Fork.Result log = exec(tree, null, "git", "log", "--format=%s", "upstream-base..HEAD");
         assertThat(log.output.lines().filter(l -> !l.isEmpty()).count()).isEqualTo(Fork.patches().size());
         assertThat(tree.resolve(TARGET)).exists();
     }
@@ -281,7 +280,7 @@ class SeriesToolTest {
         Files.write(patches.resolve("series"), List.of("0001-codec-http2-broken.patch"), StandardCharsets.UTF_8);
         Path root = unpackCodecHttp2(tmp);
 
-        Result r = run(patches, "apply", "codec-http2", root.toString());
+        Fork.Result r = run(patches, "apply", "codec-http2", root.toString());
         assertThat(r.exit).isNotZero();
         assertThat(r.output).contains("0001-codec-http2-broken.patch").contains(TARGET).contains("does not apply");
     }
@@ -291,7 +290,7 @@ class SeriesToolTest {
         Path patches = Files.createDirectories(tmp.resolve("patches"));
         Files.write(patches.resolve("0001-codec-http2-broken.patch"), brokenPatch(), StandardCharsets.UTF_8);
         Files.write(patches.resolve("series"), List.of("0001-codec-http2-broken.patch"), StandardCharsets.UTF_8);
-        Result r = run(patches, "materialise", tmp.resolve("tree").toString());
+        Fork.Result r = run(patches, "materialise", tmp.resolve("tree").toString());
         assertThat(r.exit).isNotZero();
         assertThat(r.output).contains("0001-codec-http2-broken.patch").contains(TARGET).contains("git am --continue");
     }
@@ -313,7 +312,7 @@ class SeriesToolTest {
         Files.write(patches.resolve("series"), List.of("0001-handler-change.patch"), StandardCharsets.UTF_8);
         Path root = unpackCodecHttp2(tmp);
 
-        Result r = run(patches, "apply", "codec-http2", root.toString());
+        Fork.Result r = run(patches, "apply", "codec-http2", root.toString());
         assertThat(r.exit).isNotZero();
         assertThat(r.output).contains("0001-handler-change.patch").contains(file).contains("outside the patched modules");
     }
@@ -337,7 +336,7 @@ class SeriesToolTest {
 
     private static Path unpackCodecHttp2(Path tmp) throws Exception {
         Path root = Files.createDirectories(tmp.resolve("series"));
-        Result r = run(null, "unpack", "codec-http2", Fork.upstreamJar("codec-http2", "sources").toString(),
+        Fork.Result r = run(null, "unpack", "codec-http2", Fork.upstreamJar("codec-http2", "sources").toString(),
                 root.toString());
         assertThat(r.exit).as(r.output).isZero();
         assertThat(root.resolve(TARGET)).exists();
@@ -364,7 +363,7 @@ class SeriesToolTest {
         String userHome = System.getenv("MAVEN_USER_HOME");
         env.put("MAVEN_USER_HOME", userHome != null ? userHome : System.getenv("HOME") + "/.m2");
         env.put("MAVEN_ARGS", "-Dmaven.repo.local=" + repo + " -Dmaven.repo.local.tail=" + Fork.LOCAL_REPOSITORY);
-        Result r = execWith(checkout, env, "bash", checkout.resolve("tools/series.sh").toString(),
+        Fork.Result r = execWith(checkout, env, "bash", checkout.resolve("tools/series.sh").toString(),
                 "materialise", tree.toString());
         assertThat(r.exit).as(r.output).isZero();
         assertThat(tree.resolve(TARGET)).exists();
@@ -375,7 +374,7 @@ class SeriesToolTest {
         }
     }
 
-    private static Result run(Path patchDir, String... args) throws Exception {
+    private static Fork.Result run(Path patchDir, String... args) throws Exception {
         List<String> command = new ArrayList<>();
         command.add("bash");
         command.add(Fork.ROOT.resolve("tools/series.sh").toString());
@@ -384,11 +383,11 @@ class SeriesToolTest {
     }
 
     /** Runs a command in another checkout, with the build's local repository. */
-    private static Result execIn(Path dir, String... command) throws IOException, InterruptedException {
+    private static Fork.Result execIn(Path dir, String... command) throws IOException, InterruptedException {
         return exec(dir, null, command);
     }
 
-    private static Result exec(Path dir, Path patchDir, String... command) throws IOException, InterruptedException {
+    private static Fork.Result exec(Path dir, Path patchDir, String... command) throws IOException, InterruptedException {
         Map<String, String> env = new HashMap<>();
         if (patchDir != null) {
             env.put("PATCH_DIR", patchDir.toString());
@@ -399,24 +398,8 @@ class SeriesToolTest {
         return execWith(dir, env, command);
     }
 
-    private static Result execWith(Path dir, Map<String, String> env, String... command)
+    private static Fork.Result execWith(Path dir, Map<String, String> env, String... command)
             throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
-        pb.environment().putAll(env);
-        Process p = pb.start();
-        p.getOutputStream().close();
-        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(5, TimeUnit.MINUTES)).as("%s finished", command[0]).isTrue();
-        return new Result(p.exitValue(), output);
-    }
-
-    private static final class Result {
-        final int exit;
-        final String output;
-
-        Result(int exit, String output) {
-            this.exit = exit;
-            this.output = output;
-        }
+        return Fork.exec(dir, env, 5, command);
     }
 }

@@ -25,8 +25,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -45,7 +46,7 @@ class SeriesVersionTest {
 
     @Test
     void patchesAreTheSeriesTheVersionWasRecordedWith() throws Exception {
-        Result r = exec(Fork.ROOT, "bash", "tools/series.sh", "check-version");
+        Fork.Result r = exec(Fork.ROOT, "bash", "tools/series.sh", "check-version");
         assertThat(r.exit).as(r.output).isZero();
         assertThat(r.output).contains("version " + Fork.VERSION + " is the series of patches/ (sha256 "
                 + Fork.SERIES_SHA256 + ')');
@@ -58,19 +59,19 @@ class SeriesVersionTest {
         String next = next(Fork.VERSION);
         flipAByte(copy);
 
-        Result failed = exec(copy, "bash", "tools/series.sh", "check-version");
+        Fork.Result failed = exec(copy, "bash", "tools/series.sh", "check-version");
         assertThat(failed.exit).as(failed.output).isNotZero();
         assertThat(failed.output).contains("patches/ is not the series that version " + Fork.VERSION
                 + " was recorded with").contains("run tools/series.sh record-version (sets revision to " + next);
 
-        Result recorded = exec(copy, "bash", "tools/series.sh", "record-version");
+        Fork.Result recorded = exec(copy, "bash", "tools/series.sh", "record-version");
         assertThat(recorded.exit).as(recorded.output).isZero();
         assertThat(pom(copy, REVISION)).isEqualTo(next);
         assertThat(pom(copy, SHA)).isNotEqualTo(Fork.SERIES_SHA256).matches("[0-9a-f]{64}");
-        Result passes = exec(copy, "bash", "tools/series.sh", "check-version");
+        Fork.Result passes = exec(copy, "bash", "tools/series.sh", "check-version");
         assertThat(passes.exit).as(passes.output).isZero();
 
-        Result again = exec(copy, "bash", "tools/series.sh", "record-version");
+        Fork.Result again = exec(copy, "bash", "tools/series.sh", "record-version");
         assertThat(again.exit).as(again.output).isZero();
         assertThat(again.output).contains("nothing to do");
         assertThat(pom(copy, REVISION)).isEqualTo(next);
@@ -89,7 +90,7 @@ class SeriesVersionTest {
         assertThat(exec(copy, "bash", "tools/series.sh", "record-version").exit).isZero();
         assertThat(pom(copy, REVISION)).isEqualTo(next);
         flipAByte(copy);
-        Result kept = exec(copy, "bash", "tools/series.sh", "check-version");
+        Fork.Result kept = exec(copy, "bash", "tools/series.sh", "check-version");
         assertThat(kept.output).contains("sets revision to " + next + ' ');
         assertThat(exec(copy, "bash", "tools/series.sh", "record-version").exit).isZero();
         assertThat(pom(copy, REVISION)).as("bumped once before the commit").isEqualTo(next);
@@ -160,29 +161,15 @@ class SeriesVersionTest {
         List<String> command = new ArrayList<>(Arrays.asList("git", "-c", "user.name=Version test",
                 "-c", "user.email=version-test@fork.invalid", "-c", "commit.gpgsign=false"));
         command.addAll(Arrays.asList(args));
-        Result r = exec(dir, command.toArray(new String[0]));
+        Fork.Result r = exec(dir, command.toArray(new String[0]));
         assertThat(r.exit).as(r.output).isZero();
     }
 
-    private static Result exec(Path dir, String... command) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+    private static Fork.Result exec(Path dir, String... command) throws IOException, InterruptedException {
+        Map<String, String> env = new HashMap<>();
         // A copy under the temporary folder is a git work tree only if the test makes it one.
-        pb.environment().put("GIT_CEILING_DIRECTORIES", dir.getParent().toString());
-        pb.environment().remove("PATCH_DIR");
-        Process p = pb.start();
-        p.getOutputStream().close();
-        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(1, TimeUnit.MINUTES)).as("%s finished", command[0]).isTrue();
-        return new Result(p.exitValue(), output);
-    }
-
-    private static final class Result {
-        final int exit;
-        final String output;
-
-        Result(int exit, String output) {
-            this.exit = exit;
-            this.output = output;
-        }
+        env.put("GIT_CEILING_DIRECTORIES", dir.getParent().toString());
+        env.put("PATCH_DIR", null);
+        return Fork.exec(dir, env, 1, command);
     }
 }

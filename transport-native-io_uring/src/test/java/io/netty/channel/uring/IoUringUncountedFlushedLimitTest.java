@@ -21,6 +21,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
@@ -142,10 +143,10 @@ public class IoUringUncountedFlushedLimitTest {
                 .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
     }
 
-    private static Bootstrap client(EventLoopGroup group, Events events) {
+    private static Bootstrap client(EventLoopGroup group, ChannelHandler handler) {
         return new Bootstrap().group(group).channel(IoUringSocketChannel.class)
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(LOW, HIGH))
-                .handler(events);
+                .handler(handler);
     }
 
     private static <T> T onLoop(Channel ch, Callable<T> task) throws Exception {
@@ -342,6 +343,11 @@ public class IoUringUncountedFlushedLimitTest {
         }
     }
 
+    /** A client that {@code writer} fills, with a small send buffer so that a peer that never reads stalls it soon. */
+    private static Bootstrap writerClient(EventLoopGroup group, Writer writer) {
+        return client(group, writer).option(ChannelOption.SO_SNDBUF, 16 * 1024);
+    }
+
     private static long bound(int limit) {
         return HIGH + limit + MESSAGE + OVERHEAD;
     }
@@ -357,11 +363,7 @@ public class IoUringUncountedFlushedLimitTest {
         Channel server = server(sink, false);
         Writer writer = new Writer();
         writer.bound = bound(DEFAULT_LIMIT);
-        Channel client = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
-                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(LOW, HIGH))
-                .option(ChannelOption.SO_SNDBUF, 16 * 1024)
-                .handler(writer)
-                .connect(server.localAddress()).sync().channel();
+        Channel client = writerClient(group, writer).connect(server.localAddress()).sync().channel();
         try {
             long pending = writer.stalled.get(30, TimeUnit.SECONDS);
             assertEquals(Collections.emptyList(), writer.violations);
@@ -388,11 +390,8 @@ public class IoUringUncountedFlushedLimitTest {
         Channel server = server(sink, false);
         Writer writer = new Writer();
         writer.bound = bound(4 * HIGH);
-        Channel client = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
-                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(LOW, HIGH))
-                .option(ChannelOption.SO_SNDBUF, 16 * 1024)
+        Channel client = writerClient(group, writer)
                 .option(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, 4 * HIGH)
-                .handler(writer)
                 .connect(server.localAddress()).sync().channel();
         try {
             long pending = writer.stalled.get(30, TimeUnit.SECONDS);
@@ -442,11 +441,7 @@ public class IoUringUncountedFlushedLimitTest {
         Channel server = server(sink, false);
         Writer writer = new Writer();
         writer.bound = bound(DEFAULT_LIMIT);
-        Channel client = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
-                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(LOW, HIGH))
-                .option(ChannelOption.SO_SNDBUF, 16 * 1024)
-                .handler(writer)
-                .connect(server.localAddress()).sync().channel();
+        Channel client = writerClient(group, writer).connect(server.localAddress()).sync().channel();
         try {
             long pending = writer.stalled.get(30, TimeUnit.SECONDS);
             int before = writer.events.size();
@@ -487,11 +482,7 @@ public class IoUringUncountedFlushedLimitTest {
             writer.bound = Long.MAX_VALUE;
             Events events = new Events();
             Channel first = client(loop, events).connect(server.localAddress()).sync().channel();
-            Channel second = new Bootstrap().group(loop).channel(IoUringSocketChannel.class)
-                    .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(LOW, HIGH))
-                    .option(ChannelOption.SO_SNDBUF, 16 * 1024)
-                    .handler(writer)
-                    .connect(server.localAddress()).sync().channel();
+            Channel second = writerClient(loop, writer).connect(server.localAddress()).sync().channel();
             writer.stalled.get(30, TimeUnit.SECONDS);
             CompletableFuture<Throwable> thrown = new CompletableFuture<>();
             List<ChannelFuture> lateWrites = Collections.synchronizedList(new ArrayList<>());
