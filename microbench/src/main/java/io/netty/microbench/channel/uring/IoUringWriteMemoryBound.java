@@ -38,6 +38,7 @@ import io.netty.channel.uring.IoUringChannelOption;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.util.internal.PlatformDependent;
+import io.netty.util.internal.SystemPropertyUtil;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -59,14 +60,17 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code --message}-byte direct buffers while it is writable, in {@code channelActive} and
  * {@code channelWritabilityChanged}. Once every child is unwritable and nothing was written for a second, it reads
  * each child's {@link ChannelOutboundBuffer#totalPendingWriteBytes()} and limit on its event loop and the direct
- * memory in use, compares them with the bound high water mark + limit + message + 96 (the default entry overhead)
- * per channel, and prints a Markdown table with one row per configuration, all measured in this JVM. Exits with
- * status 1 if a configuration does not settle within {@code --timeout} seconds, or a channel exceeds the bound, or
- * memory is not released at the end. Both ends of every connection are in this JVM: {@code ulimit -n} must allow
- * about 2 x {@code --connections} + 100 open files.
+ * memory in use, compares them with the bound high water mark + limit + message + the entry overhead
+ * ({@code -Dio.netty.transport.outboundBufferEntrySizeOverhead}, 96 by default) per channel, and prints a Markdown
+ * table with one row per configuration, all measured in this JVM. Exits with status 1 if a configuration does not
+ * settle within {@code --timeout} seconds, or a channel exceeds the bound, or memory is not released at the end. Both
+ * ends of every connection are in this JVM: {@code ulimit -n} must allow about 2 x {@code --connections} + 100 open
+ * files.
  */
 public final class IoUringWriteMemoryBound {
-    private static final int ENTRY_OVERHEAD = 96;
+    // As ChannelOutboundBuffer reads it.
+    private static final int ENTRY_OVERHEAD =
+            SystemPropertyUtil.getInt("io.netty.transport.outboundBufferEntrySizeOverhead", 96);
     private static final long UNKNOWN = Long.MIN_VALUE;
     private static final UnpooledByteBufAllocator MESSAGES = UnpooledByteBufAllocator.DEFAULT;
 
