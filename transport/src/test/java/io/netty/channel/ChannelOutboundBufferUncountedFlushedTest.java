@@ -333,6 +333,47 @@ public class ChannelOutboundBufferUncountedFlushedTest {
         });
     }
 
+    /**
+     * A removal that takes nothing from the pending size (a cancelled message) still leaves the flushed messages
+     * behind it uncounted, including those a handler flushed from a writability event, which flush0() did not
+     * evaluate: the transport's next hook call evaluates them, though the uncounted part did not change since the
+     * removal.
+     */
+    @Test
+    public void hookAfterRemovingACancelledMessageEvaluatesWhatTheRemovalLeftUncounted() {
+        onLoop(ch -> {
+            List<Integer> writes = new ArrayList<>();
+            ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+                    if (ctx.channel().isWritable() && writes.isEmpty()) {
+                        write((TestChannel) ctx.channel(), 5);
+                        ctx.channel().flush();
+                        writes.add(5);
+                    }
+                    ctx.fireChannelWritabilityChanged();
+                }
+            });
+            ch.limit(16L * HIGH);
+            ch.writeAndFlush(msg(MSG));
+            ChannelPromise cancelled = ch.newPromise();
+            ch.write(msg(MSG), cancelled);
+            assertTrue(cancelled.cancel(false));
+            ch.flush();
+            assertTrue(ch.complete());
+            // The cancelled message is the oldest flushed one now.
+            write(ch, 4);
+            ch.flush();
+            // flush0() made the four uncounted; the handler's five, flushed from that event, count.
+            assertEquals(Collections.singletonList(5), writes);
+            assertEquals(Arrays.asList("false", "true@flush", "false@flush"), ch.events);
+            assertFalse(ch.isWritable());
+            assertTrue(ch.complete()); // the cancelled message: nothing leaves the pending size
+            assertState(ch, true, 9 * MP, 9 * MP, 16L * HIGH);
+            assertEquals(Arrays.asList("false", "true@flush", "false@flush", "true"), ch.events);
+        });
+    }
+
     @Test
     public void cancelledMessageDoesNotAddToTheFlushedPendingSize() {
         onLoop(ch -> {
