@@ -54,6 +54,7 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 
 import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -67,29 +68,42 @@ import java.util.concurrent.locks.LockSupport;
  * channel with a download and unary calls: a server on one event-loop thread of {@code transport} (see
  * {@link Http2ResponseServer}); an h2c client (epoll, for its precise timers) holds {@code connections}
  * connections, keeps {@code bulkStreams} bulk requests of {@value #BULK_SIZE} bytes open on each (a new one when
- * one ends) and sends one request for {@value #SMALL_SIZE} bytes on each every 10 ms, open loop. The client reads
- * each connection at {@code readMiBps} MiB/s (it turns reads on and off itself: traffic shaping pauses in steps of
- * at least 10 ms, too coarse for the latencies measured), so the server really has data pending, as with a slower
- * link. {@code socketBuffers}: {@code BOUNDED} sets the server's {@code SO_SNDBUF} and the client's
- * {@code SO_RCVBUF} to 64 KiB so that the kernel's queue does not hide the order in which the server sends;
- * {@code AUTOTUNED} leaves both to the kernel.
+ * one ends) and sends one request for {@code smallSize} bytes (1 KiB by default) on each every
+ * {@code smallIntervalMillis} ms (10 by default, a multiple of 10), open loop. The client reads each connection at
+ * {@code readMiBps} MiB/s (it turns reads on and off itself: traffic shaping pauses in steps of at least 10 ms, too
+ * coarse for the latencies measured), so the server really has data pending, as with a slower link; with
+ * {@code readMiBps} 0 it reads as fast as it can (the channels read on their own). {@code socketBuffers}:
+ * {@code BOUNDED} sets the server's {@code SO_SNDBUF} and the client's {@code SO_RCVBUF} to 64 KiB so that the
+ * kernel's queue does not hide the order in which the server sends; {@code AUTOTUNED} leaves both to the kernel.
+ * {@code smallResponse}: {@code WRITTEN_AT_ONCE} (the default) writes each small response as the bulk ones, its
+ * headers and one {@code DATA} frame; {@code PACED} (with the {@code MULTIPLEX} pipeline only) writes it as a handler
+ * paced by its stream channel's writability does: a {@code ChunkedWriteHandler} writes
+ * {@value Http2ResponseServer#PACED_CHUNK}-byte {@code DATA} frames while the stream channel is writable and resumes
+ * on its {@code channelWritabilityChanged} (see {@link Http2ResponseServer}'s {@code /paced/N}).
  * <p>
- * One operation is one tick of 10 ms; iterations of 3 s (about 600 small requests with 2 connections). Counters
- * (rates): {@code mebibytes} the DATA payload the client received in MiB (so its rate is the goodput in MiB/s;
- * divide the others by it for values per MiB: {@code dataFrames} DATA frames received, {@code serverCpuNanos} CPU
- * time of the server's event-loop thread); {@code smallResponses} small responses completed ({@code smallSkipped}
- * requests not sent because the connection was at the server's limit of concurrent streams, only while the JIT
- * warms up); {@code smallLatencyP50Us} and {@code smallLatencyP99Us} are, per operation, the median and the 99th
- * percentile of the small requests' latencies (send to end of stream) in the iteration, in microseconds.
- * The benchmark compiles and runs against upstream's artifacts too.
+ * One operation is one tick of 10 ms; iterations of 3 s (about 600 small requests with 2 connections and the default
+ * interval). Counters (rates): {@code mebibytes} the DATA payload the client received in MiB (so its rate is the
+ * goodput in MiB/s; divide the others by it for values per MiB: {@code dataFrames} DATA frames received,
+ * {@code serverCpuNanos} CPU time of the server's event-loop thread); {@code smallResponses} small responses
+ * completed ({@code smallSkipped} requests not sent because the connection was at the server's limit of concurrent
+ * streams: while the JIT warms up, or when small responses do not complete); {@code smallIncomplete} small requests
+ * whose response had not completed {@value #SMALL_DEADLINE_MILLIS} ms after they were sent, each counted once, in
+ * the iteration in which that time ran out (if its response completes later, its latency counts then);
+ * {@code smallLatencyP50Us} and {@code smallLatencyP99Us} are, per operation, the median and the 99th percentile of
+ * the small requests' latencies (send to end of stream) in the iteration, in microseconds (0 when none completed).
+ * The benchmark compiles and runs against upstream's artifacts too, and ends after its iterations whether or not
+ * the small responses complete.
  */
 @State(Scope.Benchmark)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 3, time = 3)
 public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
-    private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    private static final int TICK_MILLIS = 10;
+    private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS);
     private static final int BULK_SIZE = 4 * 1024 * 1024;
-    private static final int SMALL_SIZE = 1024;
+    private static final String BULK_PATH = Http2ResponseServer.BYTES_PATH + BULK_SIZE;
+    private static final long SMALL_DEADLINE_MILLIS = 1000;
+    private static final long SMALL_DEADLINE_NANOS = TimeUnit.MILLISECONDS.toNanos(SMALL_DEADLINE_MILLIS);
     private static final int CLIENT_WINDOW = 1 << 24;
     // What Netty's servers allow as concurrent streams by default.
     private static final int MAX_CONCURRENT_STREAMS = 100;
@@ -101,6 +115,14 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     public enum SocketBuffers {
         BOUNDED,
         AUTOTUNED
+    }
+
+    /** How the server writes the small responses. */
+    public enum SmallResponse {
+        /** Headers and one {@code DATA} frame of the whole body, as the bulk responses. */
+        WRITTEN_AT_ONCE,
+        /** A {@code ChunkedWriteHandler} on the stream channel, writing while the stream channel is writable. */
+        PACED
     }
 
     @Param({ "IO_URING", "NIO" })
@@ -124,15 +146,28 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     @Param("2")
     public int connections;
 
+    @Param("1024")
+    public int smallSize;
+
+    @Param("10")
+    public int smallIntervalMillis;
+
+    @Param("WRITTEN_AT_ONCE")
+    public SmallResponse smallResponse;
+
     private Http2ResponseServer server;
     private EventLoopGroup clientGroup;
     private final List<Client> clients = new ArrayList<Client>();
     private long nextTick;
+    private long tickCount;
+    private int ticksPerSmall;
+    private String smallPath;
     private long lastCpuNanos;
     private long lastBytes;
     private long lastDataFrames;
     private long lastSmallResponses;
     private long lastSmallSkipped;
+    private long lastSmallIncomplete;
     // Latencies of the small requests, from the clients' event loop to the benchmark thread.
     private final Queue<Long> smallLatencies = new ConcurrentLinkedQueue<Long>();
     // The current iteration's latencies (benchmark thread only).
@@ -144,6 +179,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     private volatile long dataFrames;
     private volatile long smallResponses;
     private volatile long smallSkipped;
+    private volatile long smallIncomplete;
     private volatile boolean running;
 
     /** Per-operation costs, reported as rates. */
@@ -155,6 +191,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         public long serverCpuNanos;
         public long smallResponses;
         public long smallSkipped;
+        public long smallIncomplete;
         public double smallLatencyP50Us;
         public double smallLatencyP99Us;
         long ticks;
@@ -166,6 +203,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
             serverCpuNanos = 0;
             smallResponses = 0;
             smallSkipped = 0;
+            smallIncomplete = 0;
             smallLatencyP50Us = 0;
             smallLatencyP99Us = 0;
             ticks = 0;
@@ -233,6 +271,8 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
                 .build();
         // Send times of the small requests not answered yet, by stream id.
         final IntObjectMap<Long> small = new IntObjectHashMap<Long>();
+        // The stream ids of the small requests not answered yet and not past their deadline, in the order sent.
+        final ArrayDeque<Integer> smallOrder = new ArrayDeque<Integer>();
         ChannelHandlerContext ctx;
         volatile Throwable failure;
 
@@ -242,14 +282,14 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
             connection.local().flowController().incrementWindowSize(connection.connectionStream(),
                     CLIENT_WINDOW - Http2CodecUtil.DEFAULT_WINDOW_SIZE);
             for (int i = 0; i < bulkStreams; i++) {
-                request(BULK_SIZE);
+                request(BULK_PATH);
             }
             ctx.flush();
         }
 
-        int request(int size) {
+        int request(String path) {
             int id = handler.connection().local().incrementAndGetNextStreamId();
-            Http2Headers headers = new DefaultHttp2Headers().method("GET").path(Http2ResponseServer.BYTES_PATH + size)
+            Http2Headers headers = new DefaultHttp2Headers().method("GET").path(path)
                     .scheme("http").authority("localhost");
             handler.encoder().writeHeaders(ctx, id, headers, 0, true, ctx.newPromise()).addListener(f -> {
                 if (!f.isSuccess()) {
@@ -267,8 +307,26 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
                 return;
             }
             long now = System.nanoTime();
-            small.put(request(SMALL_SIZE), Long.valueOf(now));
+            int id = request(smallPath);
+            small.put(id, Long.valueOf(now));
+            smallOrder.add(id);
             ctx.flush();
+        }
+
+        /** Counts the small requests that reached their deadline unanswered. */
+        void checkDeadlines() {
+            long now = System.nanoTime();
+            Integer id;
+            while ((id = smallOrder.peek()) != null) {
+                Long sent = small.get(id);
+                if (sent != null) {
+                    if (now - sent < SMALL_DEADLINE_NANOS) {
+                        break;
+                    }
+                    smallIncomplete++;
+                }
+                smallOrder.remove();
+            }
         }
 
         @Override
@@ -282,7 +340,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
                     smallLatencies.add(System.nanoTime() - sent);
                     smallResponses++;
                 } else if (running) {
-                    request(BULK_SIZE);
+                    request(BULK_PATH);
                     // The flush happens when the read completes.
                 }
             }
@@ -305,22 +363,40 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
+        if (smallIntervalMillis <= 0 || smallIntervalMillis % TICK_MILLIS != 0) {
+            throw new IllegalArgumentException("smallIntervalMillis: " + smallIntervalMillis
+                    + " (expected: a positive multiple of " + TICK_MILLIS + ')');
+        }
+        if (smallResponse == SmallResponse.PACED && pipeline != Pipeline.MULTIPLEX) {
+            throw new IllegalArgumentException("smallResponse " + smallResponse + " needs pipeline "
+                    + Pipeline.MULTIPLEX + " (stream channels), not " + pipeline);
+        }
+        if (readMiBps < 0) {
+            throw new IllegalArgumentException("readMiBps: " + readMiBps + " (expected: >= 0)");
+        }
+        ticksPerSmall = smallIntervalMillis / TICK_MILLIS;
+        smallPath = (smallResponse == SmallResponse.PACED ? Http2ResponseServer.PACED_PATH
+                : Http2ResponseServer.BYTES_PATH) + smallSize;
         boolean bounded = socketBuffers == SocketBuffers.BOUNDED;
-        server = Http2ResponseServer.start(transport, distributor, pipeline, SMALL_SIZE,
+        server = Http2ResponseServer.start(transport, distributor, pipeline, smallSize,
                 new InetSocketAddress("127.0.0.1", 0), bounded ? BOUNDED_SOCKET_BUFFER : 0);
         clientGroup = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         running = true;
+        final boolean paceReads = readMiBps > 0;
         for (int i = 0; i < connections; i++) {
             final Client client = new Client();
             Bootstrap bootstrap = new Bootstrap().group(clientGroup).channel(EpollSocketChannel.class)
-                    .option(ChannelOption.AUTO_READ, false);
+                    .option(ChannelOption.AUTO_READ, !paceReads);
             if (bounded) {
                 bootstrap.option(ChannelOption.SO_RCVBUF, BOUNDED_SOCKET_BUFFER);
             }
             final Channel ch = bootstrap.handler(new ChannelInitializer<Channel>() {
                 @Override
                 protected void initChannel(Channel ch) {
-                    ch.pipeline().addLast(new ReadPacer(), client.handler);
+                    if (paceReads) {
+                        ch.pipeline().addLast(new ReadPacer());
+                    }
+                    ch.pipeline().addLast(client.handler);
                 }
             }).connect(server.localAddress()).sync().channel();
             clientGroup.submit(() -> {
@@ -353,9 +429,13 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
                 throw new IllegalStateException("request failed", client.failure);
             }
         }
+        final boolean sendSmall = tickCount++ % ticksPerSmall == 0;
         clientGroup.execute(() -> {
             for (Client client : clients) {
-                client.sendSmall();
+                client.checkDeadlines();
+                if (sendSmall) {
+                    client.sendSmall();
+                }
             }
         });
 
@@ -377,6 +457,9 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         long skipped = smallSkipped;
         costs.smallSkipped += skipped - lastSmallSkipped;
         lastSmallSkipped = skipped;
+        long incomplete = smallIncomplete;
+        costs.smallIncomplete += incomplete - lastSmallIncomplete;
+        lastSmallIncomplete = incomplete;
         Long latency;
         while ((latency = smallLatencies.poll()) != null) {
             if (iterationLatencyCount == iterationLatencies.length) {
@@ -396,13 +479,14 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
 
     /**
      * {@code -Dh2bench.<param>=v1,v2} narrows a parameter (transport, distributor, bulkStreams, socketBuffers,
-     * pipeline, readMiBps, connections) when the benchmark runs through {@link #run()}.
+     * pipeline, readMiBps, connections, smallSize, smallIntervalMillis, smallResponse) when the benchmark runs through
+     * {@link #run()}.
      */
     @Override
     protected ChainedOptionsBuilder newOptionsBuilder() throws Exception {
         ChainedOptionsBuilder builder = super.newOptionsBuilder();
         for (String param : new String[] { "transport", "distributor", "bulkStreams", "socketBuffers", "pipeline",
-                "readMiBps", "connections" }) {
+                "readMiBps", "connections", "smallSize", "smallIntervalMillis", "smallResponse" }) {
             String values = System.getProperty("h2bench." + param);
             if (values != null) {
                 builder.param(param, values.split(","));

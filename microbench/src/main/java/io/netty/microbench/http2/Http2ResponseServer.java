@@ -17,6 +17,7 @@ package io.netty.microbench.http2;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufInputStream;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -51,6 +52,7 @@ import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
 import io.netty.handler.codec.http2.DefaultHttp2RemoteFlowController;
 import io.netty.handler.codec.http2.Http2Connection;
+import io.netty.handler.codec.http2.Http2DataChunkedInput;
 import io.netty.handler.codec.http2.Http2Flags;
 import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2Headers;
@@ -63,6 +65,8 @@ import io.netty.handler.codec.http2.InboundHttp2ToHttpAdapterBuilder;
 import io.netty.handler.codec.http2.StreamByteDistributor;
 import io.netty.handler.codec.http2.UniformStreamByteDistributor;
 import io.netty.handler.codec.http2.WeightedFairQueueByteDistributor;
+import io.netty.handler.stream.ChunkedStream;
+import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.util.CharsetUtil;
 import io.netty.util.ReferenceCountUtil;
 
@@ -82,11 +86,17 @@ import java.util.concurrent.TimeUnit;
  * child channel). It counts, at the head of each connection's pipeline, the {@link ByteBuf}s written, their bytes
  * and the {@code DATA} frames among them, and measures its event-loop thread's CPU time. {@code GET /stats}
  * answers with those counters as text (that response is not counted as a response); {@code GET /bytes/N} with a
- * body of {@code N} bytes instead of the cached one (up to {@value #MAX_BYTES_BODY} bytes).
+ * body of {@code N} bytes instead of the cached one (up to {@value #MAX_BYTES_BODY} bytes). {@code GET /paced/N}
+ * (with {@code Http2MultiplexHandler} only) answers with {@code N} bytes written as a handler paced by its stream
+ * channel's writability writes them: a {@link ChunkedWriteHandler} added to the stream channel's pipeline writes an
+ * {@link Http2DataChunkedInput} of {@value #PACED_CHUNK}-byte {@code DATA} frames while the stream channel is
+ * writable and resumes on its {@code channelWritabilityChanged}.
  */
 public final class Http2ResponseServer implements AutoCloseable {
     static final String STATS_PATH = "/stats";
     static final String BYTES_PATH = "/bytes/";
+    static final String PACED_PATH = "/paced/";
+    static final int PACED_CHUNK = 16 * 1024;
     static final int MAX_BYTES_BODY = 64 * 1024 * 1024;
     private static final int DATA_FRAME_TYPE = 0;
     private static final int FRAME_HEADER_LENGTH = 9;
@@ -367,25 +377,37 @@ public final class Http2ResponseServer implements AutoCloseable {
 
     /**
      * The content that answers a request for {@code path}: the counters for {@code /stats}, {@code N} bytes for
-     * {@code /bytes/N}, else the body.
+     * {@code /bytes/N} and {@code /paced/N}, else the body.
      */
     private ByteBuf content(CharSequence path) {
         if (path != null && STATS_PATH.contentEquals(path)) {
             return Unpooled.copiedBuffer(stats(), CharsetUtil.US_ASCII);
         }
         responses++;
-        if (path != null && path.length() > BYTES_PATH.length()
-                && BYTES_PATH.contentEquals(path.subSequence(0, BYTES_PATH.length()))) {
-            int size = Integer.parseInt(path.subSequence(BYTES_PATH.length(), path.length()).toString());
-            if (size < 0 || size > MAX_BYTES_BODY) {
-                throw new IllegalArgumentException("body size out of range: " + path);
-            }
+        int size = size(path, BYTES_PATH);
+        if (size < 0) {
+            size = size(path, PACED_PATH);
+        }
+        if (size >= 0) {
             if (bytesBody.capacity() < size) {
                 bytesBody = Unpooled.unreleasableBuffer(Unpooled.directBuffer(size).writeZero(size));
             }
             return bytesBody.retainedSlice(0, size);
         }
         return body.retainedDuplicate();
+    }
+
+    /** The {@code N} of a {@code path} of {@code prefix + N}, or -1 if {@code path} does not start with it. */
+    private static int size(CharSequence path, String prefix) {
+        if (path == null || path.length() <= prefix.length()
+                || !prefix.contentEquals(path.subSequence(0, prefix.length()))) {
+            return -1;
+        }
+        int size = Integer.parseInt(path.subSequence(prefix.length(), path.length()).toString());
+        if (size < 0 || size > MAX_BYTES_BODY) {
+            throw new IllegalArgumentException("body size out of range: " + path);
+        }
+        return size;
     }
 
     @ChannelHandler.Sharable
@@ -398,9 +420,15 @@ public final class Http2ResponseServer implements AutoCloseable {
                 id = Integer.parseInt(request.headers().get(streamId));
                 ResponseTrace.stamp(ctx.channel(), true, id, ResponseTrace.READ);
             }
-            ByteBuf content = content(request.uri());
-            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
-                    content);
+            FullHttpResponse response;
+            if (size(request.uri(), PACED_PATH) >= 0) {
+                response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.NOT_IMPLEMENTED,
+                        Unpooled.copiedBuffer("paced responses need the MULTIPLEX pipeline\n", CharsetUtil.US_ASCII));
+            } else {
+                response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+                        content(request.uri()));
+            }
+            ByteBuf content = response.content();
             response.headers().set(streamId, request.headers().get(streamId));
             response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
             ChannelFuture write = ctx.writeAndFlush(response);
@@ -423,11 +451,23 @@ public final class Http2ResponseServer implements AutoCloseable {
                         id = ((Http2StreamChannel) ctx.channel()).stream().id();
                         ResponseTrace.stamp(connection, true, id, ResponseTrace.READ);
                     }
-                    ByteBuf content = content(((Http2HeadersFrame) msg).headers().path());
+                    CharSequence path = ((Http2HeadersFrame) msg).headers().path();
+                    ByteBuf content = content(path);
                     Http2Headers headers = new DefaultHttp2Headers().status(HttpResponseStatus.OK.codeAsText())
                             .setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
-                    ctx.write(new DefaultHttp2HeadersFrame(headers));
-                    ChannelFuture write = ctx.writeAndFlush(new DefaultHttp2DataFrame(content, true));
+                    ChannelFuture write;
+                    if (size(path, PACED_PATH) >= 0) {
+                        // Only in the pipelines of paced streams: a ChunkedWriteHandler holds every write while its
+                        // channel is unwritable, which would change how the other responses are written.
+                        ctx.pipeline().addBefore(ctx.name(), null, new ChunkedWriteHandler());
+                        ctx.write(new DefaultHttp2HeadersFrame(headers));
+                        write = ctx.writeAndFlush(new Http2DataChunkedInput(
+                                new ChunkedStream(new ByteBufInputStream(content, true), PACED_CHUNK),
+                                ((Http2StreamChannel) ctx.channel()).stream()));
+                    } else {
+                        ctx.write(new DefaultHttp2HeadersFrame(headers));
+                        write = ctx.writeAndFlush(new DefaultHttp2DataFrame(content, true));
+                    }
                     if (ResponseTrace.ENABLED) {
                         ResponseTrace.written(connection, id, write);
                     }
