@@ -8,8 +8,11 @@ import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.ServerSocketChannel;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.uring.IoUring;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
@@ -23,15 +26,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * {@link LoopResources} on Netty 4.2's io_uring transport ({@code io.netty.channel.uring}) or on epoll. Reactor Netty
- * 1.3's own io_uring support is the incubator transport ({@code io.netty.incubator.channel.uring}), so its default
- * resources pick epoll when only Netty 4.2's io_uring is on the class path; a user runs on io_uring with resources
- * like these: one group of {@code threads} loops for accepting and for the connections, and the transport's channels.
+ * {@link LoopResources} on Netty 4.2's io_uring transport ({@code io.netty.channel.uring}), on epoll or on NIO (the
+ * reference). Reactor Netty 1.3's own io_uring support is the incubator transport
+ * ({@code io.netty.incubator.channel.uring}), so its default resources pick epoll when only Netty 4.2's io_uring is on
+ * the class path; a user runs on io_uring with resources like these: one group of {@code threads} loops for accepting
+ * and for the connections, and the transport's channels.
  */
 public final class NativeLoopResources implements LoopResources {
-    /** The two native transports. */
+    /** The two native transports and NIO. */
     public enum Transport {
-        IO_URING, EPOLL;
+        IO_URING, EPOLL, NIO;
 
         public static Transport of(String name) {
             switch (name) {
@@ -39,8 +43,10 @@ public final class NativeLoopResources implements LoopResources {
                     return IO_URING;
                 case "epoll":
                     return EPOLL;
+                case "nio":
+                    return NIO;
                 default:
-                    throw new IllegalArgumentException("unknown transport: " + name + " (io_uring or epoll)");
+                    throw new IllegalArgumentException("unknown transport: " + name + " (io_uring, epoll or nio)");
             }
         }
     }
@@ -51,12 +57,17 @@ public final class NativeLoopResources implements LoopResources {
     /** Loops named {@code prefix-N}; throws the transport's own error when the kernel refuses it. */
     public NativeLoopResources(Transport transport, int threads, String prefix) {
         IoHandlerFactory factory;
-        if (transport == Transport.IO_URING) {
-            IoUring.ensureAvailability();
-            factory = IoUringIoHandler.newFactory();
-        } else {
-            Epoll.ensureAvailability();
-            factory = EpollIoHandler.newFactory();
+        switch (transport) {
+            case IO_URING:
+                IoUring.ensureAvailability();
+                factory = IoUringIoHandler.newFactory();
+                break;
+            case EPOLL:
+                Epoll.ensureAvailability();
+                factory = EpollIoHandler.newFactory();
+                break;
+            default:
+                factory = NioIoHandler.newFactory();
         }
         AtomicInteger n = new AtomicInteger();
         ThreadFactory threadFactory = r -> {
@@ -77,11 +88,18 @@ public final class NativeLoopResources implements LoopResources {
     @SuppressWarnings("unchecked")
     public <C extends Channel> C onChannel(Class<C> channelType, EventLoopGroup eventLoopGroup) {
         if (channelType.equals(ServerSocketChannel.class)) {
-            return (C) (transport == Transport.IO_URING ? new IoUringServerSocketChannel()
-                    : new EpollServerSocketChannel());
+            switch (transport) {
+                case IO_URING: return (C) new IoUringServerSocketChannel();
+                case EPOLL: return (C) new EpollServerSocketChannel();
+                default: return (C) new NioServerSocketChannel();
+            }
         }
         if (channelType.equals(SocketChannel.class)) {
-            return (C) (transport == Transport.IO_URING ? new IoUringSocketChannel() : new EpollSocketChannel());
+            switch (transport) {
+                case IO_URING: return (C) new IoUringSocketChannel();
+                case EPOLL: return (C) new EpollSocketChannel();
+                default: return (C) new NioSocketChannel();
+            }
         }
         throw new IllegalArgumentException("unsupported channel type: " + channelType.getName());
     }
@@ -91,12 +109,18 @@ public final class NativeLoopResources implements LoopResources {
     public <C extends Channel> Class<? extends C> onChannelClass(Class<C> channelType,
                                                                   EventLoopGroup eventLoopGroup) {
         if (channelType.equals(ServerSocketChannel.class)) {
-            return (Class<? extends C>) (transport == Transport.IO_URING ? IoUringServerSocketChannel.class
-                    : EpollServerSocketChannel.class);
+            switch (transport) {
+                case IO_URING: return (Class<? extends C>) IoUringServerSocketChannel.class;
+                case EPOLL: return (Class<? extends C>) EpollServerSocketChannel.class;
+                default: return (Class<? extends C>) NioServerSocketChannel.class;
+            }
         }
         if (channelType.equals(SocketChannel.class)) {
-            return (Class<? extends C>) (transport == Transport.IO_URING ? IoUringSocketChannel.class
-                    : EpollSocketChannel.class);
+            switch (transport) {
+                case IO_URING: return (Class<? extends C>) IoUringSocketChannel.class;
+                case EPOLL: return (Class<? extends C>) EpollSocketChannel.class;
+                default: return (Class<? extends C>) NioSocketChannel.class;
+            }
         }
         throw new IllegalArgumentException("unsupported channel type: " + channelType.getName());
     }

@@ -16,16 +16,29 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A measurement harness, not a test: Reactor Netty's client sends {@code GET}s at a fixed rate, alternating over 2
- * h2c connections, to a Reactor Netty h2c server in its own configuration (only the protocol and the loop resources
- * set) answering 64 KiB each, and prints one line: the DATA frames the server sent per response (counted from the raw
+ * A measurement harness, not a test, with two workloads.
+ * <p>
+ * {@code get64k} (the default): Reactor Netty's client sends {@code GET}s at a fixed rate, alternating over 2 h2c
+ * connections, to a Reactor Netty h2c server in its own configuration (only the protocol and the loop resources set)
+ * answering 64 KiB each, and prints one line: the DATA frames the server sent per response (counted from the raw
  * bytes on the client), the server's event-loop CPU per request (thread CPU time of its loop, ThreadMXBean) and the
  * latency percentiles, measured from each request's scheduled start. Bounded: {@code --warmup} + {@code --requests}
  * requests, then it stops.
+ * <p>
+ * {@code fluxNextToBulk}, {@code fileNextToBulk}: {@code --rounds} rounds (after {@code --warmup} ones) of
+ * {@link StreamNextToBulk} on one h2c connection, {@code --bulk-streams} responses of {@code --bulk-size} bytes and a
+ * streamed one of {@code --stream-size} bytes (a {@code Flux} of 16 KiB buffers, or {@code sendFile}), one round
+ * after the other; prints the streamed response's completion time (p50, max), the round's (p50), and how much of the
+ * bulk bytes had arrived when the streamed response was complete (median). Each round is bounded (60 s, then it
+ * fails).
  *
  * <pre>
- * --transport io_uring|epoll   the server's transport (the client is always on epoll)
- * --rate requests/s --requests N --warmup N
+ * --transport io_uring|epoll|nio   the server's transport (the client is always on epoll)
+ * --workload get64k|fluxNextToBulk|fileNextToBulk
+ * get64k:           --rate requests/s --requests N --warmup N (defaults 2000, 10000, 2000)
+ * ...NextToBulk:    --rounds N --warmup N --bulk-streams N --bulk-size BYTES --stream-size BYTES (k, m: KiB, MiB;
+ *                   defaults 20, 3, 8, 8m, 4m) --window BYTES (the client's HTTP/2 windows, of each stream and of the
+ *                   connection; default 0: Reactor Netty's, 64 KiB; a workload name gets "-windowNk" otherwise)
  * </pre>
  * Run by tools/frameworks-bench.sh, which builds it against the fork and against upstream and prints the table.
  */
@@ -37,9 +50,15 @@ public final class ReactorNettyBench {
 
     public static void main(String[] args) throws Exception {
         NativeLoopResources.Transport transport = NativeLoopResources.Transport.IO_URING;
+        String workload = "get64k";
         int rate = 2000;
         int requests = 10000;
-        int warmup = 2000;
+        int warmup = -1;
+        int rounds = 20;
+        int bulkStreams = 8;
+        int bulkSize = 8 << 20;
+        int streamSize = 4 << 20;
+        int window = 0;
         for (int i = 0; i < args.length; i += 2) {
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException("missing value for " + args[i]);
@@ -47,6 +66,12 @@ public final class ReactorNettyBench {
             String v = args[i + 1];
             switch (args[i]) {
                 case "--transport": transport = NativeLoopResources.Transport.of(v); break;
+                case "--workload": workload = v; break;
+                case "--rounds": rounds = Integer.parseInt(v); break;
+                case "--bulk-streams": bulkStreams = Integer.parseInt(v); break;
+                case "--bulk-size": bulkSize = size(v); break;
+                case "--stream-size": streamSize = size(v); break;
+                case "--window": window = size(v); break;
                 case "--rate": rate = Integer.parseInt(v); break;
                 case "--requests": requests = Integer.parseInt(v); break;
                 case "--warmup": warmup = Integer.parseInt(v); break;
@@ -57,6 +82,79 @@ public final class ReactorNettyBench {
         NativeLoopResources clientLoops = new NativeLoopResources(NativeLoopResources.Transport.EPOLL, 1,
                 "bench-client");
         DisposableServer server = BytesServer.start(serverLoops, new AtomicInteger());
+        try {
+            switch (workload) {
+                case "get64k":
+                    get64k(transport, server, clientLoops, rate, requests, warmup < 0 ? 2000 : warmup);
+                    break;
+                case "fluxNextToBulk":
+                case "fileNextToBulk":
+                    StreamNextToBulk.Streamed streamed = workload.startsWith("flux") ? StreamNextToBulk.Streamed.FLUX
+                            : StreamNextToBulk.Streamed.FILE;
+                    streamNextToBulk(transport, server, clientLoops, workload, streamed, rounds,
+                            warmup < 0 ? 3 : warmup, bulkStreams, bulkSize, streamSize, window);
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown workload: " + workload
+                            + " (get64k, fluxNextToBulk or fileNextToBulk)");
+            }
+        } finally {
+            server.disposeNow(Duration.ofSeconds(30));
+            clientLoops.dispose();
+            serverLoops.dispose();
+        }
+    }
+
+    /** {@code 4194304}, {@code 4096k} or {@code 4m}. */
+    private static int size(String v) {
+        String s = v.toLowerCase(Locale.ROOT);
+        if (s.endsWith("k")) {
+            return Integer.parseInt(s.substring(0, s.length() - 1)) << 10;
+        }
+        if (s.endsWith("m")) {
+            return Integer.parseInt(s.substring(0, s.length() - 1)) << 20;
+        }
+        return Integer.parseInt(s);
+    }
+
+    private static void streamNextToBulk(NativeLoopResources.Transport transport, DisposableServer server,
+                                         NativeLoopResources clientLoops, String workload,
+                                         StreamNextToBulk.Streamed streamed, int rounds, int warmup, int bulkStreams,
+                                         int bulkSize, int streamSize, int window) {
+        if (streamSize % BytesServer.CHUNK != 0) {
+            throw new IllegalArgumentException("--stream-size: a multiple of " + BytesServer.CHUNK);
+        }
+        long[] streamNanos = new long[rounds];
+        long[] totalNanos = new long[rounds];
+        double[] bulkFraction = new double[rounds];
+        try (BytesClient client = new BytesClient("c", clientLoops, server, null, window)) {
+            for (int i = -warmup; i < rounds; i++) {
+                StreamNextToBulk.Result r = StreamNextToBulk.run(client, bulkStreams, bulkSize, streamed,
+                        streamSize, Duration.ofSeconds(60)).block();
+                if (i >= 0) {
+                    streamNanos[i] = r.streamNanos;
+                    totalNanos[i] = r.totalNanos;
+                    bulkFraction[i] = r.bulkFractionAtStreamEnd();
+                }
+            }
+        }
+        Arrays.sort(streamNanos);
+        Arrays.sort(totalNanos);
+        Arrays.sort(bulkFraction);
+        System.out.printf(Locale.ROOT, "RESULT framework=reactor-netty transport=%s workload=%s netty=%s"
+                        + " calls=%d bulkStreams=%d bulkBytes=%d streamBytes=%d streamP50ms=%.1f streamMaxMs=%.1f"
+                        + " totalP50ms=%.1f bulkReadAtStreamEndPct=%.1f bulkReadAtStreamEndMaxPct=%.1f window=%d%n",
+                transport.name().toLowerCase(Locale.ROOT), window > 0 ? workload + "-window" + (window >> 10) + "k"
+                        : workload,
+                Version.identify().get("netty-codec-http2").artifactVersion(), rounds, bulkStreams, bulkSize,
+                streamSize, streamNanos[rounds / 2] / 1e6, streamNanos[rounds - 1] / 1e6,
+                totalNanos[rounds / 2] / 1e6, bulkFraction[rounds / 2] * 100, bulkFraction[rounds - 1] * 100,
+                window);
+    }
+
+    private static void get64k(NativeLoopResources.Transport transport, DisposableServer server,
+                               NativeLoopResources clientLoops, int rate, int requests, int warmup)
+            throws InterruptedException {
         FrameCounter.Counts counts = new FrameCounter.Counts();
         try (BytesClient a = new BytesClient("a", clientLoops, server, counts);
              BytesClient b = new BytesClient("b", clientLoops, server, counts)) {
@@ -78,10 +176,6 @@ public final class ReactorNettyBench {
                     (double) counts.dataFrames() / requests, (double) counts.dataBytes() / counts.dataFrames(),
                     cpu / 1000.0 / requests, user / 1000.0 / requests, latencies[requests / 2] / 1000,
                     latencies[requests * 99 / 100] / 1000);
-        } finally {
-            server.disposeNow(Duration.ofSeconds(30));
-            clientLoops.dispose();
-            serverLoops.dispose();
         }
     }
 

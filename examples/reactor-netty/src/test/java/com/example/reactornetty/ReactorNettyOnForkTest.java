@@ -11,7 +11,9 @@ import io.netty.util.Version;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
@@ -26,22 +28,47 @@ import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Reactor Netty h2c over the Netty the BOM gives, on io_uring and on epoll: the right jars, every byte intact. */
+/**
+ * Reactor Netty h2c over the Netty the BOM gives, on io_uring, epoll and NIO: the right jars, every byte intact, and a
+ * streamed response not starved by bulk responses on its connection.
+ */
 class ReactorNettyOnForkTest {
     /** The patched modules, from the build ({@code -Dfork.patchedModules}), as artifact ids. */
     private static final Set<String> PATCHED = Arrays.stream(System.getProperty("fork.patchedModules").split(","))
             .map(module -> "netty-" + module.trim()).collect(Collectors.toSet());
     private static final int STREAMS = 64;
+    /**
+     * The bound on one round of {@link #streamedResponseNextToBulkResponsesOnOneConnection} (68 MiB on loopback, every
+     * buffer under paranoid leak detection): 0.45-2.8 s on the fork and 2.1-3.2 s on upstream's 4.2.18, on this
+     * project's 2-core machine with other builds running (load 2-9). 30 s, about 10 times the slowest, fails a
+     * response that stalls (a writer no event wakes again), not a noisy machine; a response held back only until the
+     * bulk responses end is what the share below catches.
+     */
+    private static final Duration BOUND = Duration.ofSeconds(30);
+    private static final int BULK_STREAMS = 8;
+    private static final int BULK_SIZE = 8 << 20;
+    /** 256 chunks of 16 KiB: twice Reactor Netty's prefetch (128 chunks), so the Flux is asked for more twice. */
+    private static final int STREAM_SIZE = 4 << 20;
+    /** The client's windows, stream and connection (a browser's are of this order; HTTP/2's initial: 64 KiB). */
+    private static final int CLIENT_WINDOW = 16 << 20;
+    /**
+     * A streamed response starved behind the bulk ones ends after all their bytes (100%); one that gets its share
+     * (1/9 of the connection) ends when about half of them have arrived. On io_uring, measured 51-65% on the fork
+     * (both writers) and 100% with upstream's 4.2.18 for {@code sendFile} in every round.
+     */
+    private static final double MAX_BULK_FRACTION_AT_STREAM_END = 0.9;
 
     @Test
     void patchedModulesAtBomVersionOthersAtBase() {
@@ -120,6 +147,53 @@ class ReactorNettyOnForkTest {
                         "stream " + t.getT1() + ": first wrong byte");
             }
             assertEquals(2, connections.get(), "connections accepted");
+        } finally {
+            server.disposeNow(Duration.ofSeconds(30));
+            clientLoops.dispose();
+            serverLoops.dispose();
+        }
+    }
+
+    static Stream<Arguments> streamedResponses() {
+        return Arrays.stream(NativeLoopResources.Transport.values()).flatMap(transport ->
+                Arrays.stream(StreamNextToBulk.Streamed.values()).map(streamed -> Arguments.of(transport, streamed)));
+    }
+
+    /**
+     * On one connection, 8 bulk responses of 8 MiB (each one write of a {@code byte[]}) and, once all have started, a
+     * streamed response of 4 MiB: a {@code Flux} of 16 KiB buffers made as Reactor Netty asks for them (paced by its
+     * write completions), or {@code sendFile} (a {@code ChunkedWriteHandler} on the stream channel, paced by its
+     * writability: the writer that upstream's {@code Http2MultiplexHandler} starves next to bulk streams, issue 29).
+     * The client, with windows large enough that the server's flow controller decides who sends, reads every byte and
+     * checks it. On every transport: done within {@link #BOUND}, every byte right, one connection, no leak (checked
+     * after all tests). On io_uring also: the streamed response ends before 90% of the bulk bytes have arrived (its
+     * share; upstream's 4.2.18 fails this with {@code sendFile}). Not asserted on epoll and NIO: there the loopback
+     * client reads faster than the server, slowed by paranoid leak detection, writes, the socket seldom fills, and
+     * the share varies from round to round: 55-100% on the fork and on upstream alike (printed; without leak
+     * detection upstream's {@code sendFile} ends after all bulk bytes on NIO too, the fork's at 55-67%:
+     * {@code ReactorNettyBench}).
+     */
+    @ParameterizedTest
+    @MethodSource("streamedResponses")
+    void streamedResponseNextToBulkResponsesOnOneConnection(NativeLoopResources.Transport transport,
+                                                            StreamNextToBulk.Streamed streamed) {
+        NativeLoopResources serverLoops = new NativeLoopResources(transport, 1, "server");
+        NativeLoopResources clientLoops = new NativeLoopResources(transport, 1, "client");
+        AtomicInteger connections = new AtomicInteger();
+        DisposableServer server = BytesServer.start(serverLoops, connections);
+        try (BytesClient client = new BytesClient("c", clientLoops, server, null, CLIENT_WINDOW)) {
+            StreamNextToBulk.Result r = StreamNextToBulk.run(client, BULK_STREAMS, BULK_SIZE, streamed, STREAM_SIZE,
+                    BOUND).block();
+            System.out.printf(Locale.ROOT, "%s %s next to %d x %d MiB: streamed response in %d ms, all in %d ms;"
+                            + " bulk bytes read when it was requested %.1f%%, when it ended %.1f%%%n", transport,
+                    streamed, BULK_STREAMS, BULK_SIZE >> 20, r.streamNanos / 1_000_000, r.totalNanos / 1_000_000,
+                    r.bulkFractionAtStreamStart() * 100, r.bulkFractionAtStreamEnd() * 100);
+            if (transport == NativeLoopResources.Transport.IO_URING) {
+                assertTrue(r.bulkFractionAtStreamEnd() < MAX_BULK_FRACTION_AT_STREAM_END, () -> String.format(
+                        Locale.ROOT, "the streamed response ended after %.1f%% of the bulk bytes: starved",
+                        r.bulkFractionAtStreamEnd() * 100));
+            }
+            assertEquals(1, connections.get(), "connections accepted");
         } finally {
             server.disposeNow(Duration.ofSeconds(30));
             clientLoops.dispose();
