@@ -374,6 +374,38 @@ public class ChannelOutboundBufferUncountedFlushedTest {
         });
     }
 
+    /**
+     * A handler that closes the channel from the event flush0() fires for a flush: flush0() stops there, without
+     * handing the closed channel's buffer to doWrite, and the close fails every message.
+     */
+    @Test
+    public void closeFromTheEventOfFlush0StopsTheFlush() {
+        onLoop(ch -> {
+            ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+                    if (ctx.channel().isWritable()) {
+                        ctx.channel().close();
+                    }
+                    ctx.fireChannelWritabilityChanged();
+                }
+            });
+            ch.limit(HIGH);
+            List<ChannelFuture> writes = new ArrayList<>();
+            writes.add(ch.writeAndFlush(msg(MSG)));
+            writes.addAll(write(ch, 4));
+            assertFalse(ch.isWritable());
+            int doWrites = ch.doWrites;
+            ch.flush();
+            assertFalse(ch.isOpen());
+            assertEquals(doWrites, ch.doWrites, "doWrite after the close");
+            for (ChannelFuture f : writes) {
+                assertInstanceOf(ClosedChannelException.class, f.cause());
+            }
+            assertEquals(Arrays.asList("false", "true@flush"), ch.events);
+        });
+    }
+
     @Test
     public void cancelledMessageDoesNotAddToTheFlushedPendingSize() {
         onLoop(ch -> {
@@ -711,6 +743,8 @@ public class ChannelOutboundBufferUncountedFlushedTest {
         boolean writing;
         /** How many times the hook was called. */
         int hooks;
+        /** How many times doWrite was called. */
+        int doWrites;
         boolean active = true;
         private boolean inFlush;
         private boolean open = true;
@@ -858,6 +892,7 @@ public class ChannelOutboundBufferUncountedFlushedTest {
         protected void doWrite(ChannelOutboundBuffer in) {
             // Asynchronous: called from flush0() with its reentrance guard set; a write that was submitted completes
             // only when the test says so.
+            doWrites++;
             if (!writing) {
                 submit();
             }

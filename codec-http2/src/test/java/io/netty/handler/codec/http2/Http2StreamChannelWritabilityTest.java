@@ -371,6 +371,7 @@ public class Http2StreamChannelWritabilityTest {
         assertFalse(parent.isWritable());
 
         assertTrue(paced.isWritable());
+        assertTrue(paced.bytesBeforeUnwritable() > 0);
         assertEquals(1, changes.toUnwritable);
         assertEquals(1, changes.toWritable);
     }
