@@ -212,17 +212,7 @@ public class ChannelOutboundBufferUncountedFlushedTest {
     public void flushFromTheEventOfFlush0DoesNotReenterAndTheHookReevaluates() {
         onLoop(ch -> {
             List<Integer> writes = new ArrayList<>();
-            ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                @Override
-                public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-                    if (ctx.channel().isWritable() && writes.isEmpty()) {
-                        write((TestChannel) ctx.channel(), 5);
-                        ctx.channel().flush();
-                        writes.add(5);
-                    }
-                    ctx.fireChannelWritabilityChanged();
-                }
-            });
+            ch.pipeline().addLast(writeFiveAndFlushOnceWritable(writes));
             ch.limit(16L * HIGH);
             ch.writeAndFlush(msg(MSG));
             write(ch, 4);
@@ -343,17 +333,7 @@ public class ChannelOutboundBufferUncountedFlushedTest {
     public void hookAfterRemovingACancelledMessageEvaluatesWhatTheRemovalLeftUncounted() {
         onLoop(ch -> {
             List<Integer> writes = new ArrayList<>();
-            ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                @Override
-                public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-                    if (ctx.channel().isWritable() && writes.isEmpty()) {
-                        write((TestChannel) ctx.channel(), 5);
-                        ctx.channel().flush();
-                        writes.add(5);
-                    }
-                    ctx.fireChannelWritabilityChanged();
-                }
-            });
+            ch.pipeline().addLast(writeFiveAndFlushOnceWritable(writes));
             ch.limit(16L * HIGH);
             ch.writeAndFlush(msg(MSG));
             ChannelPromise cancelled = ch.newPromise();
@@ -584,6 +564,24 @@ public class ChannelOutboundBufferUncountedFlushedTest {
             assertEquals(HIGH + 1, ch.bytesBeforeUnwritable());
             assertEquals(Arrays.asList("false", "true@flush"), ch.events);
         });
+    }
+
+    /**
+     * On the first writable event, writes five messages and flushes them (a flush that, from within flush0()'s event,
+     * returns at once), recording 5 in {@code writes}.
+     */
+    private static ChannelHandler writeFiveAndFlushOnceWritable(List<Integer> writes) {
+        return new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+                if (ctx.channel().isWritable() && writes.isEmpty()) {
+                    write((TestChannel) ctx.channel(), 5);
+                    ctx.channel().flush();
+                    writes.add(5);
+                }
+                ctx.fireChannelWritabilityChanged();
+            }
+        };
     }
 
     /** Writable or not, and the byte counts for counted = total - min(flushed, limit). */
