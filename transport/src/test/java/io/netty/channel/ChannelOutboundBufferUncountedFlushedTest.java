@@ -386,6 +386,43 @@ public class ChannelOutboundBufferUncountedFlushedTest {
         });
     }
 
+    /**
+     * The first limit set from a writability event that addFlush() fires (a cancelled message's size leaving the
+     * pending size) counts each flushed message once: once all are written, a new flush leaves only its own message
+     * uncounted.
+     */
+    @Test
+    public void firstLimitSetFromAnEventOfAddFlushCountsEachMessageOnce() {
+        onLoop(ch -> {
+            ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+                    if (ctx.channel().isWritable() && ch.hooks == 0) {
+                        ch.limit(HIGH);
+                        ch.hook(HIGH);
+                    }
+                    ctx.fireChannelWritabilityChanged();
+                }
+            });
+            ch.write(msg(1024));
+            ChannelPromise cancelled = ch.newPromise();
+            ch.write(msg(4 * MSG), cancelled);
+            ch.write(msg(1024));
+            assertFalse(ch.isWritable());
+            assertTrue(cancelled.cancel(false));
+            ch.flush();
+            // Fired by the cancelled message's decrement inside addFlush(), which set the first limit.
+            assertEquals(Arrays.asList("false", "true@flush"), ch.events);
+            assertEquals(2, ch.hooks);
+            while (ch.complete()) {
+                // Until nothing is left; the last completion calls the hook with 0.
+            }
+            assertState(ch, true, 0, 0, 0);
+            ch.writeAndFlush(msg(MSG));
+            assertState(ch, true, MP, MP, HIGH);
+        });
+    }
+
     @Test
     public void cancelledMessageDoesNotAddToTheFlushedPendingSize() {
         onLoop(ch -> {
