@@ -172,10 +172,11 @@ public class Http2DataFramingTest {
     /**
      * 100 streams, a budget of 8 KiB per round (the connection window, opened by 8 KiB at a time after the initial
      * 65535 bytes): every stream completes, and no stream waits long. Every round is one DATA frame of 8 KiB (a
-     * budget smaller than a chunk goes to one stream whole). The distributor's bound: a stream waits for at most
-     * {@code 2 * k + 1} allocations to other streams, {@code k} being the streams queued before it (new streams
-     * before it for a new stream), so fewer than {@code 2 * streams} DATA frames of other streams come between two
-     * DATA frames of a stream, or before its first.
+     * budget smaller than a chunk goes to one stream whole), and a stream's turn is two of them (its turn goes on
+     * until it has been given a chunk). The distributor's bound: a stream waits for at most {@code 2 * k + 1} turns of
+     * other streams, {@code k} being the streams queued before it (new streams before it for a new stream), so fewer
+     * than {@code 2 * streams} chunks of other streams' DATA come between two DATA frames of a stream, or before its
+     * first.
      */
     @Test
     public void noStreamStarves() throws Exception {
@@ -209,12 +210,14 @@ public class Http2DataFramingTest {
                 assertEquals(BODY_SIZE, peer.dataBytes(id), "body bytes of stream " + id);
                 List<Http2WirePeer.Frame> own = peer.dataFrames(id);
                 assertTrue(own.get(own.size() - 1).endOfStream(), "END_STREAM on the last DATA frame of stream " + id);
-                int last = -1;
-                for (int i = 0; i < data.size(); i++) {
-                    if (data.get(i).streamId == id) {
-                        assertTrue(i - last - 1 < 2 * streams, "stream " + id + " waited for " + (i - last - 1) +
-                                " DATA frames of other streams");
-                        last = i;
+                long waited = 0;
+                for (Http2WirePeer.Frame frame : data) {
+                    if (frame.streamId == id) {
+                        assertTrue(waited < 2L * streams * DEFAULT_MAX_FRAME_SIZE, "stream " + id + " waited for " +
+                                waited + " bytes of other streams' DATA");
+                        waited = 0;
+                    } else {
+                        waited += frame.length;
                     }
                 }
             }

@@ -21,6 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -91,6 +92,127 @@ public class UniformStreamByteDistributorChunkTest {
         writes.clear();
         assertTrue(distributor.distribute(7232, writer));
         assertEquals(Arrays.asList("1:7232"), writes);
+    }
+
+    /**
+     * A turn that a budget smaller than one chunk cut short goes on: the stream stays first in line until it has been
+     * given a chunk, also when the next budget cuts it short again. Before (issue 29), the stream given the few bytes
+     * left over moved to the tail as if it had had its turn, so budgets of two chunks and a few bytes next to three
+     * streams gave the same stream the few bytes at every turn.
+     */
+    @Test
+    public void turnCutShortByTheBudgetGoesOn() throws Http2Exception {
+        Http2Connection connection = new DefaultHttp2Connection(false);
+        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 3,
+                16 * DEFAULT_MAX_FRAME_SIZE);
+        final List<String> writes = new ArrayList<String>();
+        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
+        // New streams first, at most every other allocation: 1, 3 (new), 1, 5 (new), 3; the round-robin is 1, 5, 3.
+        for (int i = 0; i < 5; i++) {
+            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+        }
+        assertEquals(Arrays.asList("1:16384", "3:16384", "1:16384", "5:16384", "3:16384"), writes);
+
+        writes.clear();
+        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 4096, writer));
+        assertTrue(distributor.distribute(4096, writer));
+        // Stream 3's turn goes on; then the rest of a budget is cut short for stream 5, twice.
+        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 4096, writer));
+        assertTrue(distributor.distribute(4096, writer));
+        assertTrue(distributor.distribute(4096, writer));
+        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
+        assertEquals(Arrays.asList("1:16384", "5:16384", "3:4096", "3:16384", "1:16384", "5:4096", "5:4096",
+                "5:16384", "3:16384"), writes);
+    }
+
+    /** A new stream that a budget smaller than one chunk cut short goes on with its turn before the others. */
+    @Test
+    public void newStreamCutShortByTheBudgetGoesOn() throws Http2Exception {
+        Http2Connection connection = new DefaultHttp2Connection(false);
+        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 2,
+                16 * DEFAULT_MAX_FRAME_SIZE);
+        final List<String> writes = new ArrayList<String>();
+        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
+        for (int i = 0; i < 3; i++) {
+            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+        }
+        Http2Stream stream = connection.local().createStream(5, false);
+        Http2TestStreamState state = new Http2TestStreamState(stream, 16 * DEFAULT_MAX_FRAME_SIZE);
+        states.put(5, state);
+        distributor.updateStreamableBytes(state);
+
+        assertTrue(distributor.distribute(4096, writer));
+        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
+        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
+        assertEquals(Arrays.asList("1:16384", "3:16384", "1:16384", "5:4096", "5:16384", "3:16384", "1:16384",
+                "5:16384"), writes);
+    }
+
+    /**
+     * Budgets smaller than one chunk and a new stream before every call: no new stream goes ahead of a turn cut short,
+     * so turns do not pile up (each new stream's turn on top of the last) and the streams of the round-robin still get
+     * every other turn.
+     */
+    @Test
+    public void newStreamsDoNotGoAheadOfATurnCutShort() throws Http2Exception {
+        Http2Connection connection = new DefaultHttp2Connection(false);
+        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 2,
+                16 * DEFAULT_MAX_FRAME_SIZE);
+        final List<String> writes = new ArrayList<String>();
+        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
+        // Streams 1 and 3, new, one chunk each; the second went ahead of stream 1, so stream 1 is next.
+        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
+        writes.clear();
+
+        for (int i = 0; i < 16; i++) {
+            Http2Stream stream = connection.local().createStream(5 + 2 * i, false);
+            Http2TestStreamState state = new Http2TestStreamState(stream, DEFAULT_MAX_FRAME_SIZE);
+            states.put(stream.id(), state);
+            distributor.updateStreamableBytes(state);
+            assertTrue(distributor.distribute(4096, writer));
+        }
+        List<String> expected = new ArrayList<String>();
+        for (int id : new int[] {1, 5, 3, 7}) {
+            expected.addAll(Collections.nCopies(4, id + ":4096"));
+        }
+        assertEquals(expected, writes);
+    }
+
+    /**
+     * A stream whose turns cut short gave it a whole chunk more than its turns skips its next turn, so that budgets
+     * that end part way through a chunk do not give the same stream the bytes left over on top of its chunks turn
+     * after turn, while chunks stay whole.
+     */
+    @Test
+    public void streamAWholeChunkAheadSkipsATurn() throws Http2Exception {
+        Http2Connection connection = new DefaultHttp2Connection(false);
+        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 3,
+                16 * DEFAULT_MAX_FRAME_SIZE);
+        final List<String> writes = new ArrayList<String>();
+        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
+        // New streams first, at most every other allocation: 1, 3 (new), 1, 5 (new), 3; the round-robin is 1, 5, 3.
+        for (int i = 0; i < 5; i++) {
+            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+        }
+        writes.clear();
+
+        for (int turn = 0; turn < 2; turn++) {
+            // Stream 1's turn, cut short, goes on with a whole chunk: 16383 bytes ahead of its turns, then 32766.
+            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE - 1, writer));
+            assertTrue(distributor.distribute(3 * DEFAULT_MAX_FRAME_SIZE, writer));
+        }
+        // More than a chunk ahead: stream 1 skips its turn (16382 bytes ahead after), the others go on.
+        assertTrue(distributor.distribute(3 * DEFAULT_MAX_FRAME_SIZE, writer));
+        assertEquals(Arrays.asList("1:16383", "1:16384", "5:16384", "3:16384", "1:16383", "1:16384", "5:16384",
+                "3:16384", "5:16384", "3:16384", "1:16384"), writes);
     }
 
     /**
