@@ -26,43 +26,52 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Bulk streams behind a connection window that the client opens by two DATA frames and a few bytes at a time, as a
- * client with HTTP/2's 65,535-byte windows does (it sends a {@code WINDOW_UPDATE} once half its window is consumed,
- * for the bytes consumed so far, which need not be whole frames): each round's budget serves two streams a whole
- * 16 KiB chunk and a third the few bytes left. Before (issue 29), with three, six or nine streams the rounds ended on
- * the same streams turn after turn and held them to the few bytes (a streamed response next to 8 bulk responses, and
- * the 4th and 6th of them, ended at 87.5% of the bulk bytes instead of about 50%); with other counts, once a turn cut
- * short went on, the same streams got the few bytes on top of every chunk (8 streams and 16383 bytes: half of them
- * twice as many bytes as the others). The streams' bytes must stay within a few chunks of each other however many
- * turns pass (a stream is less than two chunks ahead of its turns, and the round-robin gives every stream one turn
- * in each), so every stream gets its even share; {@link WeightedFairQueueByteDistributor} does too.
+ * Bulk streams behind a connection window that the client opens by the same number of bytes at a time, which need not
+ * be whole chunks: two 16 KiB chunks and a few bytes (a client with HTTP/2's 65,535-byte windows sends a
+ * {@code WINDOW_UPDATE} once half its window is consumed, for the bytes consumed so far), or a share of several chunks
+ * per stream. The streams' bytes must stay within a bound that does not grow with the number of turns (two shares and
+ * two chunks). Before (issue 29) the rounds ended on the same streams turn after turn: with three, six or nine
+ * streams they got the few bytes left over where the others got a chunk (a streamed response next to 8 bulk
+ * responses, and the 4th and 6th of them, ended at 87.5% of the bulk bytes instead of about 50%); streams whose turns
+ * started with the few bytes left over of a budget got less, turn after turn (4 streams and 524287 bytes, 8 streams
+ * and 1 KiB chunks). {@link WeightedFairQueueByteDistributor} stays within a few bytes.
  */
 public class Http2ShortBudgetFairnessTest {
     private static final int BULK_BODY = 4 * 1024 * 1024;
     private static final int TURNS = 48;
 
-    @ParameterizedTest(name = "{0} streams, window updates of 2 x 16 KiB + {1} bytes, weighted fair queue: {2}")
+    @ParameterizedTest(name = "{0} streams, window updates of {1} bytes, {2}")
     @CsvSource({
-            "3, 4096, false",
-            "6, 4096, false",
-            "9, 4096, false",
-            "9, 1, false",
-            "9, 6108, false",
-            "9, 16383, false",
-            "8, 4096, false",
-            "4, 12000, false",
-            "8, 16383, false",
-            "8, 8192, false",
-            "2, 16383, false",
-            "5, 10000, false",
-            "8, 16383, true",
-            "9, 4096, true",
-            "9, 1, true"
+            // Two 16 KiB chunks and a few bytes.
+            "3, 36864, default",
+            "6, 36864, default",
+            "9, 36864, default",
+            "9, 32769, default",
+            "9, 38876, default",
+            "9, 49151, default",
+            "8, 36864, default",
+            "4, 44768, default",
+            "8, 49151, default",
+            "8, 40960, default",
+            "2, 49151, default",
+            "5, 42768, default",
+            // Shares of several chunks.
+            "4, 524287, default",
+            "8, 1048575, default",
+            "3, 300000, default",
+            // An explicit 1 KiB chunk (upstream's default chunk) and the previous default distributor.
+            "8, 65535, uniform1k",
+            "9, 3073, uniform1k",
+            "8, 49151, weightedFairQueue",
+            "9, 36864, weightedFairQueue",
+            "9, 32769, weightedFairQueue"
     })
-    public void everyStreamGetsItsShareWhateverTheBudgets(int streams, int extra, boolean weightedFairQueue)
+    public void everyStreamGetsItsShareWhateverTheBudgets(int streams, int update, String distributor)
             throws Exception {
-        Http2WirePeer peer = new Http2WirePeer(weightedFairQueue ? weightedFairQueueServer() : defaultServer(),
-                UNLIMITED, Http2WirePeer.settings(LARGE_WINDOW, DEFAULT_MAX_FRAME_SIZE));
+        Http2ConnectionHandler server = "weightedFairQueue".equals(distributor) ? weightedFairQueueServer() :
+                "uniform1k".equals(distributor) ? uniformServer(1024) : defaultServer();
+        Http2WirePeer peer = new Http2WirePeer(server, UNLIMITED,
+                Http2WirePeer.settings(LARGE_WINDOW, DEFAULT_MAX_FRAME_SIZE));
         try {
             int[] ids = Http2DataFramingTest.streamIds(streams);
             peer.openStreams(ids);
@@ -72,28 +81,41 @@ public class Http2ShortBudgetFairnessTest {
             }
             // The initial connection window (65535 bytes) is used up at once.
             peer.flush();
-            int update = 2 * DEFAULT_MAX_FRAME_SIZE + extra;
-            // About TURNS turns of the round-robin, each stream one chunk per turn.
+            // A stream's bytes are the shares of its turns less its credit (less than a share and a chunk), and the
+            // streams' turns differ by one at most: a bound that does not grow with the number of turns, checked after
+            // about TURNS turns of the round-robin and again after twice as many.
+            int share = Math.max(DEFAULT_MAX_FRAME_SIZE, (update + DEFAULT_MAX_FRAME_SIZE) / streams);
+            long bound = 2L * share + 2 * DEFAULT_MAX_FRAME_SIZE;
             int rounds = TURNS * streams * DEFAULT_MAX_FRAME_SIZE / update;
-            for (int i = 0; i < rounds; i++) {
-                long before = peer.dataBytes(0);
-                peer.windowUpdate(0, update);
-                peer.flush();
-                assertEquals(update, peer.dataBytes(0) - before, "bytes sent in round " + i);
+            for (int pass = 1; pass <= 2; pass++) {
+                for (int i = 0; i < rounds; i++) {
+                    long before = peer.dataBytes(0);
+                    peer.windowUpdate(0, update);
+                    peer.flush();
+                    assertEquals(update, peer.dataBytes(0) - before, "bytes sent in round " + i);
+                }
+                StringBuilder sent = new StringBuilder();
+                long min = Long.MAX_VALUE;
+                long max = 0;
+                for (int id : ids) {
+                    long bytes = peer.dataBytes(id);
+                    sent.append(id).append('=').append(bytes).append(' ');
+                    min = Math.min(min, bytes);
+                    max = Math.max(max, bytes);
+                }
+                assertTrue(max - min <= bound, "bytes sent per stream after " + pass * rounds + " rounds: " + sent +
+                        "(at most " + bound + " apart)");
             }
-            StringBuilder sent = new StringBuilder();
-            long min = Long.MAX_VALUE;
-            long max = 0;
-            for (int id : ids) {
-                long bytes = peer.dataBytes(id);
-                sent.append(id).append('=').append(bytes).append(' ');
-                min = Math.min(min, bytes);
-                max = Math.max(max, bytes);
-            }
-            assertTrue(max - min <= 5 * DEFAULT_MAX_FRAME_SIZE, "bytes sent per stream after " + rounds +
-                    " rounds: " + sent + "(at most 5 chunks apart)");
         } finally {
             peer.close();
         }
+    }
+
+    private static Http2ConnectionHandler uniformServer(int chunk) {
+        Http2Connection connection = new DefaultHttp2Connection(true);
+        connection.remote().flowController(new DefaultHttp2RemoteFlowController(connection,
+                new UniformStreamByteDistributor(connection, chunk)));
+        return new Http2ConnectionHandlerBuilder().connection(connection).frameListener(new Http2FrameAdapter())
+                .build();
     }
 }

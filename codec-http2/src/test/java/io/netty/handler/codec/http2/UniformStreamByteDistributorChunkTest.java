@@ -29,6 +29,7 @@ import java.util.Map;
 
 import static io.netty.handler.codec.http2.Http2CodecUtil.DEFAULT_MAX_FRAME_SIZE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -95,13 +96,14 @@ public class UniformStreamByteDistributorChunkTest {
     }
 
     /**
-     * A turn that a budget smaller than one chunk cut short goes on: the stream stays first in line until it has been
-     * given a chunk, also when the next budget cuts it short again. Before (issue 29), the stream given the few bytes
-     * left over moved to the tail as if it had had its turn, so budgets of two chunks and a few bytes next to three
-     * streams gave the same stream the few bytes at every turn.
+     * Turns cut short by budgets smaller than one chunk (two chunks and 4096 bytes, then the 4096 left): stream 3's
+     * first turn is cut at 4096 bytes with less than a chunk of credit left, so it ends there and the 12288 bytes carry
+     * over; its next turn starts with 28672 bytes of credit, is cut short twice and goes on (a chunk of credit left) to
+     * a whole chunk, 4096 bytes left. Before (issue 29), the stream given the few bytes left over lost the rest of its
+     * turn, so with three streams the same stream got 4096 bytes at every turn.
      */
     @Test
-    public void turnCutShortByTheBudgetGoesOn() throws Http2Exception {
+    public void turnCutShortGoesOnWithItsCredit() throws Http2Exception {
         Http2Connection connection = new DefaultHttp2Connection(false);
         UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
                 DEFAULT_MAX_FRAME_SIZE);
@@ -109,7 +111,7 @@ public class UniformStreamByteDistributorChunkTest {
                 16 * DEFAULT_MAX_FRAME_SIZE);
         final List<String> writes = new ArrayList<String>();
         StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
-        // New streams first, at most every other allocation: 1, 3 (new), 1, 5 (new), 3; the round-robin is 1, 5, 3.
+        // New streams first, at most every other turn: 1, 3 (new), 1, 5 (new), 3; the round-robin is 1, 5, 3.
         for (int i = 0; i < 5; i++) {
             assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
         }
@@ -118,18 +120,20 @@ public class UniformStreamByteDistributorChunkTest {
         writes.clear();
         assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 4096, writer));
         assertTrue(distributor.distribute(4096, writer));
-        // Stream 3's turn goes on; then the rest of a budget is cut short for stream 5, twice.
         assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 4096, writer));
         assertTrue(distributor.distribute(4096, writer));
         assertTrue(distributor.distribute(4096, writer));
         assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
-        assertEquals(Arrays.asList("1:16384", "5:16384", "3:4096", "3:16384", "1:16384", "5:4096", "5:4096",
-                "5:16384", "3:16384"), writes);
+        assertEquals(Arrays.asList("1:16384", "5:16384", "3:4096", "1:16384", "5:16384", "3:4096", "3:4096",
+                "3:16384", "1:16384"), writes);
     }
 
-    /** A new stream that a budget smaller than one chunk cut short goes on with its turn before the others. */
+    /**
+     * A new stream cut short by a budget smaller than one chunk goes on with its turn in the next call when its credit
+     * covers the rest of it (a response smaller than a chunk), and joins the round-robin with its credit otherwise.
+     */
     @Test
-    public void newStreamCutShortByTheBudgetGoesOn() throws Http2Exception {
+    public void newStreamCutShortGoesOnToItsEnd() throws Http2Exception {
         Http2Connection connection = new DefaultHttp2Connection(false);
         UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
                 DEFAULT_MAX_FRAME_SIZE);
@@ -140,16 +144,16 @@ public class UniformStreamByteDistributorChunkTest {
         for (int i = 0; i < 3; i++) {
             assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
         }
-        Http2Stream stream = connection.local().createStream(5, false);
-        Http2TestStreamState state = new Http2TestStreamState(stream, 16 * DEFAULT_MAX_FRAME_SIZE);
-        states.put(5, state);
-        distributor.updateStreamableBytes(state);
+        addStream(connection, distributor, states, 5, 10000);
+        addStream(connection, distributor, states, 7, 16 * DEFAULT_MAX_FRAME_SIZE);
 
+        // Stream 5 (10000 bytes): 4096, then the rest; stream 7: 4096, its turn ends with 12288 bytes of credit.
         assertTrue(distributor.distribute(4096, writer));
         assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
-        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
-        assertEquals(Arrays.asList("1:16384", "3:16384", "1:16384", "5:4096", "5:16384", "3:16384", "1:16384",
-                "5:16384"), writes);
+        assertTrue(distributor.distribute(4096, writer));
+        assertTrue(distributor.distribute(3 * DEFAULT_MAX_FRAME_SIZE, writer));
+        assertEquals(Arrays.asList("1:16384", "3:16384", "1:16384", "5:4096", "5:5904", "3:16384", "7:4096",
+                "1:16384", "3:16384", "7:16384"), writes);
     }
 
     /**
@@ -170,49 +174,67 @@ public class UniformStreamByteDistributorChunkTest {
         assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
         writes.clear();
 
-        for (int i = 0; i < 16; i++) {
-            Http2Stream stream = connection.local().createStream(5 + 2 * i, false);
-            Http2TestStreamState state = new Http2TestStreamState(stream, DEFAULT_MAX_FRAME_SIZE);
-            states.put(stream.id(), state);
-            distributor.updateStreamableBytes(state);
+        for (int i = 0; i < 24; i++) {
+            addStream(connection, distributor, states, 5 + 2 * i, DEFAULT_MAX_FRAME_SIZE);
             assertTrue(distributor.distribute(4096, writer));
         }
+        // Stream 1's first turn ends at 4096 bytes (less than a chunk of credit left), the new streams' turns go on to
+        // their end (16 KiB), stream 1's next turn to a whole chunk, stream 3 the same.
         List<String> expected = new ArrayList<String>();
-        for (int id : new int[] {1, 5, 3, 7}) {
-            expected.addAll(Collections.nCopies(4, id + ":4096"));
+        int[][] turns = {{1, 1}, {5, 4}, {3, 1}, {7, 4}, {1, 4}, {9, 4}, {3, 4}, {11, 2}};
+        for (int[] turn : turns) {
+            expected.addAll(Collections.nCopies(turn[1], turn[0] + ":4096"));
         }
         assertEquals(expected, writes);
     }
 
     /**
-     * A stream whose turns cut short gave it a whole chunk more than its turns skips its next turn, so that budgets
-     * that end part way through a chunk do not give the same stream the bytes left over on top of its chunks turn
-     * after turn, while chunks stay whole.
+     * The turns of a round of the round-robin all add the same credit, the share of the budget that started the round
+     * (two chunks of 5 chunks for 2 streams), also when later budgets of the round are smaller: otherwise the streams
+     * whose turns start with small budgets (a budget's few bytes left over) would get less, turn after turn.
      */
     @Test
-    public void streamAWholeChunkAheadSkipsATurn() throws Http2Exception {
+    public void turnsOfARoundAddTheSameCredit() throws Http2Exception {
         Http2Connection connection = new DefaultHttp2Connection(false);
         UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
                 DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 3,
-                16 * DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 2,
+                64 * DEFAULT_MAX_FRAME_SIZE);
         final List<String> writes = new ArrayList<String>();
         StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
-        // New streams first, at most every other allocation: 1, 3 (new), 1, 5 (new), 3; the round-robin is 1, 5, 3.
-        for (int i = 0; i < 5; i++) {
-            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
-        }
+        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
         writes.clear();
 
-        for (int turn = 0; turn < 2; turn++) {
-            // Stream 1's turn, cut short, goes on with a whole chunk: 16383 bytes ahead of its turns, then 32766.
-            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE - 1, writer));
-            assertTrue(distributor.distribute(3 * DEFAULT_MAX_FRAME_SIZE, writer));
+        // A round of two chunks a turn; stream 1's turn of the next round is cut short at one chunk and goes on.
+        assertTrue(distributor.distribute(5 * DEFAULT_MAX_FRAME_SIZE, writer));
+        for (int i = 0; i < 3; i++) {
+            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
         }
-        // More than a chunk ahead: stream 1 skips its turn (16382 bytes ahead after), the others go on.
-        assertTrue(distributor.distribute(3 * DEFAULT_MAX_FRAME_SIZE, writer));
-        assertEquals(Arrays.asList("1:16383", "1:16384", "5:16384", "3:16384", "1:16383", "1:16384", "5:16384",
-                "3:16384", "5:16384", "3:16384", "1:16384"), writes);
+        assertEquals(Arrays.asList("1:32768", "3:32768", "1:16384", "1:16384", "3:16384", "3:16384"), writes);
+    }
+
+    /**
+     * A new stream with only an empty frame to write (a response's empty last DATA frame with END_STREAM) takes no
+     * budget: it goes also when a turn cut short waits for the next budget at the head of the round-robin.
+     */
+    @Test
+    public void emptyFrameOfANewStreamGoesAheadOfATurnCutShort() throws Http2Exception {
+        Http2Connection connection = new DefaultHttp2Connection(false);
+        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 2,
+                64 * DEFAULT_MAX_FRAME_SIZE);
+        final List<String> writes = new ArrayList<String>();
+        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
+        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
+        assertTrue(distributor.distribute(5 * DEFAULT_MAX_FRAME_SIZE, writer));
+        writes.clear();
+
+        Http2TestStreamState empty = addStream(connection, distributor, states, 5, 0);
+        assertTrue(distributor.distribute(0, writer));
+        assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+        assertEquals(Arrays.asList("5:0", "1:16384"), writes);
+        assertFalse(empty.emptyFrame);
     }
 
     /**
@@ -348,9 +370,24 @@ public class UniformStreamByteDistributorChunkTest {
                 writes.add(stream.id() + ":" + numBytes);
                 Http2TestStreamState state = states.get(stream.id());
                 state.pending -= numBytes;
+                state.emptyFrame = false;
                 distributor.updateStreamableBytes(state);
             }
         };
+    }
+
+    /**
+     * Creates stream {@code id} with {@code bodySize} bytes pending ({@code 0}: an empty frame with END_STREAM).
+     */
+    private static Http2TestStreamState addStream(Http2Connection connection, UniformStreamByteDistributor distributor,
+                                                  Map<Integer, Http2TestStreamState> states, int id, int bodySize)
+            throws Http2Exception {
+        Http2Stream stream = connection.local().createStream(id, false);
+        Http2TestStreamState state = new Http2TestStreamState(stream, bodySize);
+        state.emptyFrame = bodySize == 0;
+        states.put(id, state);
+        distributor.updateStreamableBytes(state);
+        return state;
     }
 
     /** Creates {@code streams} streams (ids 1, 3, 5, ...) with {@code bodySize} bytes pending each. */
@@ -405,6 +442,8 @@ public class UniformStreamByteDistributorChunkTest {
     private static final class Http2TestStreamState implements StreamByteDistributor.StreamState {
         private final Http2Stream stream;
         int pending;
+        /** Whether an empty frame is pending (with no bytes). */
+        boolean emptyFrame;
 
         Http2TestStreamState(Http2Stream stream, int pending) {
             this.stream = stream;
@@ -423,7 +462,7 @@ public class UniformStreamByteDistributorChunkTest {
 
         @Override
         public boolean hasFrame() {
-            return pending > 0;
+            return pending > 0 || emptyFrame;
         }
 
         @Override
