@@ -16,6 +16,9 @@ package io.netty.handler.codec.http2;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.Random;
 
 import static io.netty.handler.codec.http2.Http2CodecUtil.DEFAULT_MAX_FRAME_SIZE;
 import static io.netty.handler.codec.http2.Http2DataFramingTest.LARGE_WINDOW;
@@ -37,8 +40,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * and 1 KiB chunks). {@link WeightedFairQueueByteDistributor} stays within a few bytes.
  */
 public class Http2ShortBudgetFairnessTest {
-    private static final int BULK_BODY = 4 * 1024 * 1024;
-    private static final int TURNS = 48;
+    /** The turns of the round-robin of each pass: fewer with many streams, to keep their bodies small. */
+    private static int turns(int streams) {
+        return streams > 16 ? 12 : 40;
+    }
 
     @ParameterizedTest(name = "{0} streams, window updates of {1} bytes, {2}")
     @CsvSource({
@@ -59,6 +64,11 @@ public class Http2ShortBudgetFairnessTest {
             "4, 524287, default",
             "8, 1048575, default",
             "3, 300000, default",
+            // Many streams.
+            "16, 36864, default",
+            "32, 36864, default",
+            "64, 36864, default",
+            "64, 1048575, default",
             // An explicit 1 KiB chunk (upstream's default chunk) and the previous default distributor.
             "8, 65535, uniform1k",
             "9, 3073, uniform1k",
@@ -74,37 +84,91 @@ public class Http2ShortBudgetFairnessTest {
                 Http2WirePeer.settings(LARGE_WINDOW, DEFAULT_MAX_FRAME_SIZE));
         try {
             int[] ids = Http2DataFramingTest.streamIds(streams);
+            int share = Math.max(DEFAULT_MAX_FRAME_SIZE, (update + DEFAULT_MAX_FRAME_SIZE) / streams);
+            int turns = turns(streams);
             peer.openStreams(ids);
             for (int id : ids) {
                 peer.respondHeaders(id);
-                peer.respondData(id, Http2WirePeer.body(BULK_BODY), true);
+                peer.respondData(id, Http2WirePeer.body((3 * turns + 4) * share), true);
             }
             // The initial connection window (65535 bytes) is used up at once.
             peer.flush();
-            // A stream's bytes are the shares of its turns less its credit (less than a share and a chunk), and the
-            // streams' turns differ by one at most: a bound that does not grow with the number of turns, checked after
-            // about TURNS turns of the round-robin and again after twice as many.
-            int share = Math.max(DEFAULT_MAX_FRAME_SIZE, (update + DEFAULT_MAX_FRAME_SIZE) / streams);
+            // A stream is given the shares of its turns less its credit (less than a share and a chunk), and the
+            // streams' turns differ by one at most once all are in the round-robin: after some turns of the round-
+            // robin (the start), the bytes each stream is given in as many turns after, and in as many after those,
+            // are within two shares and two chunks of each other, however many turns pass.
             long bound = 2L * share + 2 * DEFAULT_MAX_FRAME_SIZE;
-            int rounds = TURNS * streams * DEFAULT_MAX_FRAME_SIZE / update;
-            for (int pass = 1; pass <= 2; pass++) {
+            int rounds = Math.max(1, turns * streams * DEFAULT_MAX_FRAME_SIZE / update);
+            long[] before = new long[ids.length];
+            for (int pass = 0; pass <= 2; pass++) {
                 for (int i = 0; i < rounds; i++) {
-                    long before = peer.dataBytes(0);
+                    long sent = peer.dataBytes(0);
                     peer.windowUpdate(0, update);
                     peer.flush();
-                    assertEquals(update, peer.dataBytes(0) - before, "bytes sent in round " + i);
+                    assertEquals(update, peer.dataBytes(0) - sent, "bytes sent in round " + i);
                 }
-                StringBuilder sent = new StringBuilder();
+                StringBuilder given = new StringBuilder();
                 long min = Long.MAX_VALUE;
                 long max = 0;
-                for (int id : ids) {
-                    long bytes = peer.dataBytes(id);
-                    sent.append(id).append('=').append(bytes).append(' ');
+                for (int i = 0; i < ids.length; i++) {
+                    long bytes = peer.dataBytes(ids[i]) - before[i];
+                    before[i] += bytes;
+                    given.append(ids[i]).append('=').append(bytes).append(' ');
                     min = Math.min(min, bytes);
                     max = Math.max(max, bytes);
                 }
-                assertTrue(max - min <= bound, "bytes sent per stream after " + pass * rounds + " rounds: " + sent +
-                        "(at most " + bound + " apart)");
+                if (pass > 0) {
+                    assertTrue(max - min <= bound, "bytes given per stream in rounds " + pass * rounds + " to " +
+                            ((pass + 1) * rounds - 1) + ": " + given + "(at most " + bound + " apart)");
+                }
+            }
+        } finally {
+            peer.close();
+        }
+    }
+
+    /**
+     * Window updates of random sizes (from 1 byte to 256 KiB, a few seeds) next to 8 bulk streams: once every stream
+     * is in the round-robin, the bytes each is given over 150 rounds, and the 150 after, are within two of the largest
+     * shares and two chunks of each other.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {1, 2, 3})
+    public void everyStreamGetsItsShareWithRandomBudgets(long seed) throws Exception {
+        int streams = 8;
+        int largest = 256 * 1024;
+        Http2WirePeer peer = new Http2WirePeer(defaultServer(), UNLIMITED,
+                Http2WirePeer.settings(LARGE_WINDOW, DEFAULT_MAX_FRAME_SIZE));
+        try {
+            int[] ids = Http2DataFramingTest.streamIds(streams);
+            peer.openStreams(ids);
+            for (int id : ids) {
+                peer.respondHeaders(id);
+                peer.respondData(id, Http2WirePeer.body(8 * 1024 * 1024), true);
+            }
+            peer.flush();
+            Random random = new Random(seed);
+            long bound = 2L * ((largest + DEFAULT_MAX_FRAME_SIZE) / streams) + 2 * DEFAULT_MAX_FRAME_SIZE;
+            long[] before = new long[ids.length];
+            for (int pass = 0; pass <= 2; pass++) {
+                for (int i = 0; i < 150; i++) {
+                    peer.windowUpdate(0, 1 + random.nextInt(largest));
+                    peer.flush();
+                }
+                StringBuilder given = new StringBuilder();
+                long min = Long.MAX_VALUE;
+                long max = 0;
+                for (int i = 0; i < ids.length; i++) {
+                    long bytes = peer.dataBytes(ids[i]) - before[i];
+                    before[i] += bytes;
+                    given.append(ids[i]).append('=').append(bytes).append(' ');
+                    min = Math.min(min, bytes);
+                    max = Math.max(max, bytes);
+                }
+                if (pass > 0) {
+                    assertTrue(max - min <= bound, "bytes given per stream in pass " + pass + ": " + given +
+                            "(at most " + bound + " apart)");
+                }
             }
         } finally {
             peer.close();

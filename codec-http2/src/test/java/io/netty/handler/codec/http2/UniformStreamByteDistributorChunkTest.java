@@ -230,10 +230,12 @@ public class UniformStreamByteDistributorChunkTest {
         assertTrue(distributor.distribute(5 * DEFAULT_MAX_FRAME_SIZE, writer));
         writes.clear();
 
-        Http2TestStreamState empty = addStream(connection, distributor, states, 5, 0);
+        // Also behind a new stream with data (which waits for the turn cut short).
+        addStream(connection, distributor, states, 5, 10 * DEFAULT_MAX_FRAME_SIZE);
+        Http2TestStreamState empty = addStream(connection, distributor, states, 7, 0);
         assertTrue(distributor.distribute(0, writer));
-        assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
-        assertEquals(Arrays.asList("5:0", "1:16384"), writes);
+        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
+        assertEquals(Arrays.asList("7:0", "1:16384", "5:16384"), writes);
         assertFalse(empty.emptyFrame);
     }
 
