@@ -240,6 +240,36 @@ public class UniformStreamByteDistributorChunkTest {
     }
 
     /**
+     * A new stream queued with only an empty frame and given bytes to send before the next call (its window opened, or
+     * its body followed its first empty frame) counts as queued from then: it does not go ahead of the new streams
+     * queued before it. (Queued first for its empty frame and kept there, such streams arriving one after another
+     * starved an earlier new stream.)
+     */
+    @Test
+    public void newStreamGivenBytesAfterAnEmptyFrameCountsFromThen() throws Http2Exception {
+        Http2Connection connection = new DefaultHttp2Connection(false);
+        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 1,
+                64 * DEFAULT_MAX_FRAME_SIZE);
+        final List<String> writes = new ArrayList<String>();
+        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
+        assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+        addStream(connection, distributor, states, 3, 10 * DEFAULT_MAX_FRAME_SIZE);
+        writes.clear();
+
+        for (int i = 0; i < 3; i++) {
+            Http2TestStreamState later = addStream(connection, distributor, states, 5 + 2 * i, 0);
+            later.pending = DEFAULT_MAX_FRAME_SIZE;
+            later.emptyFrame = false;
+            distributor.updateStreamableBytes(later);
+            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+        }
+        assertEquals(Arrays.asList("3:16384", "1:16384", "5:16384", "3:16384", "7:16384", "1:16384"), writes);
+    }
+
+    /**
      * A share of several chunks, and a budget that runs short when the round-robin comes back to a stream within the
      * same call: the rest of the budget is handed out in whole chunks too (16384 of the 24464 bytes left), not whole.
      */
