@@ -270,6 +270,43 @@ public class UniformStreamByteDistributorChunkTest {
     }
 
     /**
+     * Empty frames queued and streams closed by the writes of a call: an empty frame that a write queues goes out in
+     * the same call (as upstream's distributor writes it), and a stream closed by another's write while its empty frame
+     * waits is simply not written.
+     */
+    @Test
+    public void emptyFramesQueuedOrClosedByWritesOfTheCall() throws Http2Exception {
+        final Http2Connection connection = new DefaultHttp2Connection(false);
+        final UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
+        final List<String> writes = new ArrayList<String>();
+        addStream(connection, distributor, states, 1, 100);
+        addStream(connection, distributor, states, 5, 0);
+        addStream(connection, distributor, states, 7, 0);
+        final StreamByteDistributor.Writer recording = recordingWriter(distributor, states, writes);
+        StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {
+            @Override
+            public void write(Http2Stream stream, int numBytes) {
+                recording.write(stream, numBytes);
+                try {
+                    if (stream.id() == 5) {
+                        // Stream 5's write closes stream 7, whose empty frame waits behind it.
+                        connection.stream(7).close();
+                    } else if (stream.id() == 1) {
+                        // Stream 1's write queues an empty frame on a new stream 9.
+                        addStream(connection, distributor, states, 9, 0);
+                    }
+                } catch (Http2Exception e) {
+                    throw new AssertionError(e);
+                }
+            }
+        };
+        assertFalse(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+        assertEquals(Arrays.asList("5:0", "1:100", "9:0"), writes);
+    }
+
+    /**
      * A share of several chunks, and a budget that runs short when the round-robin comes back to a stream within the
      * same call: the rest of the budget is handed out in whole chunks too (16384 of the 24464 bytes left), not whole.
      */
