@@ -307,6 +307,36 @@ public class UniformStreamByteDistributorChunkTest {
     }
 
     /**
+     * Only empty frames, each write queuing the next stream's (a chain): all of them go out in the one call, as with
+     * upstream's distributor, also when no stream has bytes to send.
+     */
+    @Test
+    public void chainOfEmptyFramesGoesOutInOneCall() throws Http2Exception {
+        final Http2Connection connection = new DefaultHttp2Connection(false);
+        final UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
+        final List<String> writes = new ArrayList<String>();
+        addStream(connection, distributor, states, 1, 0);
+        final StreamByteDistributor.Writer recording = recordingWriter(distributor, states, writes);
+        StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {
+            @Override
+            public void write(Http2Stream stream, int numBytes) {
+                recording.write(stream, numBytes);
+                if (stream.id() < 5) {
+                    try {
+                        addStream(connection, distributor, states, stream.id() + 2, 0);
+                    } catch (Http2Exception e) {
+                        throw new AssertionError(e);
+                    }
+                }
+            }
+        };
+        assertFalse(distributor.distribute(0, writer));
+        assertEquals(Arrays.asList("1:0", "3:0", "5:0"), writes);
+    }
+
+    /**
      * A share of several chunks, and a budget that runs short when the round-robin comes back to a stream within the
      * same call: the rest of the budget is handed out in whole chunks too (16384 of the 24464 bytes left), not whole.
      */
