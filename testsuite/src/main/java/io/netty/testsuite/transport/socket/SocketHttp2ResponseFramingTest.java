@@ -46,15 +46,34 @@ import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
+import io.netty.handler.codec.http2.Http2SecurityUtil;
 import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.handler.codec.http2.HttpConversionUtil;
 import io.netty.handler.codec.http2.HttpToHttp2ConnectionHandlerBuilder;
 import io.netty.handler.codec.http2.InboundHttp2ToHttpAdapterBuilder;
+import io.netty.handler.ssl.ApplicationProtocolConfig;
+import io.netty.handler.ssl.ApplicationProtocolConfig.Protocol;
+import io.netty.handler.ssl.ApplicationProtocolConfig.SelectedListenerFailureBehavior;
+import io.netty.handler.ssl.ApplicationProtocolConfig.SelectorFailureBehavior;
+import io.netty.handler.ssl.ApplicationProtocolNames;
+import io.netty.handler.ssl.JdkSslContext;
+import io.netty.handler.ssl.OpenSsl;
+import io.netty.handler.ssl.ReferenceCountedOpenSslContext;
+import io.netty.handler.ssl.ReferenceCountedOpenSslEngine;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslProvider;
+import io.netty.handler.ssl.SupportedCipherSuiteFilter;
+import io.netty.pkitesting.CertificateBuilder;
+import io.netty.pkitesting.X509Bundle;
 import io.netty.util.ReferenceCountUtil;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -69,12 +88,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * HTTP/2 servers answering bursts of requests with 64 KiB bodies, as users run them: every response must leave in
  * exactly four whole 16 KiB DATA frames on every transport, whatever the transport's write completion model (the
- * windows are large enough never to end a frame), and arrive complete and intact.
+ * windows are large enough never to end a frame), and arrive complete and intact; in clear text (h2c) and over TLS
+ * with ALPN h2, on the JDK's engine and on OpenSSL's.
  */
 public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
     private static final int BODY_SIZE = 64 * 1024;
@@ -84,15 +105,33 @@ public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
     private static final int BURST_INTERVAL_MILLIS = 10;
     private static final int DATA_FRAMES = BODY_SIZE / (16 * 1024);
     private static final int CLIENT_WINDOW = 16 * 1024 * 1024;
+    private static final String HOST = "localhost";
 
-    @Test
-    @Timeout(value = 60000, unit = TimeUnit.MILLISECONDS)
-    public void testConnectionHandlerResponses(TestInfo testInfo) throws Throwable {
-        run(testInfo, this::testConnectionHandlerResponses);
+    /** How the connections carry HTTP/2. */
+    public enum Tls {
+        /** h2c with prior knowledge. */
+        NONE(null),
+        /** TLS with ALPN h2 on the JDK's {@code SSLEngine}, at both ends. */
+        JDK(SslProvider.JDK),
+        /** TLS with ALPN h2 on OpenSSL's engine (netty-tcnative), at both ends. */
+        OPENSSL(SslProvider.OPENSSL);
+
+        final SslProvider provider;
+
+        Tls(SslProvider provider) {
+            this.provider = provider;
+        }
     }
 
-    public void testConnectionHandlerResponses(ServerBootstrap sb, Bootstrap cb) throws Throwable {
-        testResponses(sb, cb, body -> new ChannelInitializer<Channel>() {
+    @ParameterizedTest(name = "{index}: tls = {0}")
+    @EnumSource(Tls.class)
+    @Timeout(value = 60000, unit = TimeUnit.MILLISECONDS)
+    public void testConnectionHandlerResponses(Tls tls, TestInfo testInfo) throws Throwable {
+        run(testInfo, (sb, cb) -> testConnectionHandlerResponses(sb, cb, tls));
+    }
+
+    public void testConnectionHandlerResponses(ServerBootstrap sb, Bootstrap cb, Tls tls) throws Throwable {
+        testResponses(sb, cb, tls, body -> new ChannelInitializer<Channel>() {
             @Override
             protected void initChannel(Channel ch) {
                 Http2Connection connection = new DefaultHttp2Connection(true);
@@ -106,14 +145,15 @@ public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
         });
     }
 
-    @Test
+    @ParameterizedTest(name = "{index}: tls = {0}")
+    @EnumSource(Tls.class)
     @Timeout(value = 60000, unit = TimeUnit.MILLISECONDS)
-    public void testMultiplexHandlerResponses(TestInfo testInfo) throws Throwable {
-        run(testInfo, this::testMultiplexHandlerResponses);
+    public void testMultiplexHandlerResponses(Tls tls, TestInfo testInfo) throws Throwable {
+        run(testInfo, (sb, cb) -> testMultiplexHandlerResponses(sb, cb, tls));
     }
 
-    public void testMultiplexHandlerResponses(ServerBootstrap sb, Bootstrap cb) throws Throwable {
-        testResponses(sb, cb, body -> new ChannelInitializer<Channel>() {
+    public void testMultiplexHandlerResponses(ServerBootstrap sb, Bootstrap cb, Tls tls) throws Throwable {
+        testResponses(sb, cb, tls, body -> new ChannelInitializer<Channel>() {
             @Override
             protected void initChannel(Channel ch) {
                 ch.pipeline().addLast(Http2FrameCodecBuilder.forServer().build());
@@ -143,32 +183,105 @@ public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
 
     /**
      * Runs the clients against a server whose connections {@code serverInitializer} sets up to answer with
-     * {@code body}.
+     * {@code body}, behind a server {@link SslHandler} unless {@code tls} is {@link Tls#NONE}.
      */
-    private void testResponses(ServerBootstrap sb, Bootstrap cb, Function<ByteBuf, ChannelHandler> serverInitializer)
-            throws Throwable {
+    private void testResponses(ServerBootstrap sb, Bootstrap cb, Tls tls,
+                               Function<ByteBuf, ChannelHandler> serverInitializer) throws Throwable {
+        SslContext serverContext = null;
+        SslContext clientContext = null;
         ByteBuf body = newBody();
         try {
-            sb.childHandler(serverInitializer.apply(body));
-            testResponses(sb, cb, body);
+            if (tls != Tls.NONE) {
+                if (tls == Tls.OPENSSL) {
+                    if (!OpenSsl.isAvailable()) {
+                        throw new AssertionError("OpenSSL (netty-tcnative) is not available: the " + tls
+                                + " rows need it on the class path", OpenSsl.unavailabilityCause());
+                    }
+                    assertTrue(OpenSsl.isAlpnSupported(), "OpenSSL " + OpenSsl.versionString() + " without ALPN");
+                }
+                X509Bundle certificate = new CertificateBuilder()
+                        .subject("CN=" + HOST)
+                        .addSanDnsName(HOST)
+                        .setIsCertificateAuthority(true)
+                        .buildSelfSigned();
+                serverContext = h2(SslContextBuilder.forServer(certificate.getKeyPair().getPrivate(),
+                        certificate.getCertificatePath()), tls);
+                clientContext = h2(SslContextBuilder.forClient().trustManager(certificate.getCertificate()), tls);
+            }
+            final SslContext serverSslContext = serverContext;
+            final ChannelHandler serverHandler = serverInitializer.apply(body);
+            final Queue<SslHandler> serverSslHandlers = new ConcurrentLinkedQueue<SslHandler>();
+            sb.childHandler(new ChannelInitializer<Channel>() {
+                @Override
+                protected void initChannel(Channel ch) {
+                    if (serverSslContext != null) {
+                        SslHandler sslHandler = serverSslContext.newHandler(ch.alloc());
+                        serverSslHandlers.add(sslHandler);
+                        ch.pipeline().addLast(sslHandler);
+                    }
+                    ch.pipeline().addLast(serverHandler);
+                }
+            });
+            testResponses(sb, cb, tls, clientContext, body);
+            if (tls != Tls.NONE) {
+                assertEquals(CONNECTIONS, serverSslHandlers.size(), "server connections");
+                for (SslHandler sslHandler : serverSslHandlers) {
+                    assertNegotiated(tls, sslHandler, "server");
+                }
+            }
         } finally {
             body.release();
+            ReferenceCountUtil.release(serverContext);
+            ReferenceCountUtil.release(clientContext);
         }
     }
 
-    private void testResponses(ServerBootstrap sb, Bootstrap cb, ByteBuf body) throws Throwable {
+    /**
+     * A context of {@code tls}'s provider offering only h2 by ALPN, with HTTP/2's ciphers; OpenSSL's are
+     * {@link ReferenceCountedOpenSslContext}s, the JDK's {@link JdkSslContext}s.
+     */
+    private static SslContext h2(SslContextBuilder builder, Tls tls) throws Exception {
+        SslContext context = builder.sslProvider(tls.provider)
+                .ciphers(Http2SecurityUtil.CIPHERS, SupportedCipherSuiteFilter.INSTANCE)
+                .applicationProtocolConfig(new ApplicationProtocolConfig(Protocol.ALPN,
+                        SelectorFailureBehavior.NO_ADVERTISE, SelectedListenerFailureBehavior.ACCEPT,
+                        ApplicationProtocolNames.HTTP_2))
+                .build();
+        Class<? extends SslContext> expected =
+                tls == Tls.OPENSSL ? ReferenceCountedOpenSslContext.class : JdkSslContext.class;
+        assertInstanceOf(expected, context, tls + " context");
+        return context;
+    }
+
+    /** Asserts that {@code sslHandler}'s handshake negotiated h2 by ALPN, on the engine {@code tls} names. */
+    private static void assertNegotiated(Tls tls, SslHandler sslHandler, String side) {
+        String engine = side + " engine " + sslHandler.engine().getClass().getName();
+        assertTrue(sslHandler.handshakeFuture().isSuccess(), engine + ": handshake " + sslHandler.handshakeFuture());
+        assertEquals(ApplicationProtocolNames.HTTP_2, sslHandler.applicationProtocol(), engine + ": ALPN");
+        assertEquals(tls == Tls.OPENSSL, sslHandler.engine() instanceof ReferenceCountedOpenSslEngine,
+                engine + " for " + tls);
+    }
+
+    private void testResponses(ServerBootstrap sb, Bootstrap cb, Tls tls, final SslContext clientContext,
+                               ByteBuf body) throws Throwable {
         int responses = CONNECTIONS * BURSTS * BURST_SIZE;
         CountDownLatch done = new CountDownLatch(responses);
         Queue<Integer> framesPerResponse = new ConcurrentLinkedQueue<Integer>();
         Queue<Throwable> errors = new ConcurrentLinkedQueue<Throwable>();
         List<Channel> clients = new ArrayList<Channel>();
+        String connections = "h2c";
         Channel server = sb.bind().sync().channel();
+        final int port = ((InetSocketAddress) server.localAddress()).getPort();
         try {
             for (int i = 0; i < CONNECTIONS; i++) {
                 final Client client = new Client(body, done, framesPerResponse, errors);
                 cb.handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (clientContext != null) {
+                            // The client reads its frames from the TLS handler; it checks the server's name too.
+                            ch.pipeline().addLast(clientContext.newHandler(ch.alloc(), HOST, port));
+                        }
                         ch.pipeline().addLast(client.handler);
                         ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
                             @Override
@@ -180,6 +293,16 @@ public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
                 });
                 Channel ch = cb.connect(server.localAddress()).sync().channel();
                 clients.add(ch);
+                SslHandler sslHandler = ch.pipeline().get(SslHandler.class);
+                if (sslHandler != null) {
+                    // Requests only once h2 is agreed (the connection preface waits in the SslHandler until then).
+                    sslHandler.handshakeFuture().sync();
+                    assertNegotiated(tls, sslHandler, "client");
+                    connections = sslHandler.engine().getSession().getProtocol() + " "
+                            + sslHandler.engine().getSession().getCipherSuite() + " on "
+                            + sslHandler.engine().getClass().getSimpleName() + ", ALPN "
+                            + sslHandler.applicationProtocol();
+                }
                 ch.eventLoop().submit(() -> {
                     client.start(ch);
                     return null;
@@ -193,9 +316,9 @@ public class SocketHttp2ResponseFramingTest extends AbstractSocketTest {
             for (int frames : framesPerResponse) {
                 histogram.merge(frames, 1, Integer::sum);
             }
-            String summary = sb.config().channelFactory() + " <- " + cb.config().channelFactory() + ": "
-                    + responses + " responses of " + BODY_SIZE + " bytes; DATA frames per response (frames=count): "
-                    + histogram;
+            String summary = sb.config().channelFactory() + " <- " + cb.config().channelFactory() + ", tls " + tls
+                    + " (" + connections + "): " + responses + " responses of " + BODY_SIZE
+                    + " bytes; DATA frames per response (frames=count): " + histogram;
             logger.info(summary);
             assertEquals(responses, framesPerResponse.size(), summary);
             if (expectWholeFrames()) {

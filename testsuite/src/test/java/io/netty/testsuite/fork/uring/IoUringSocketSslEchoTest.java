@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Nested;
 import java.util.List;
 
 /**
- * Netty's {@link SocketSslEchoTest} on the fork's io_uring transport, without and with a provided-buffer ring.
+ * Netty's {@link SocketSslEchoTest} on the fork's io_uring transport, without and with a provided-buffer ring; with
+ * the JDK's engine and, netty-tcnative-boringssl-static being on this module's class path, with OpenSSL's.
  */
 public class IoUringSocketSslEchoTest {
     @Nested
