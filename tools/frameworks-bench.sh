@@ -10,6 +10,8 @@
 # Environment: ROUNDS=3 TRANSPORTS="io_uring epoll" OUT=target/frameworks-bench; GRPC_ARGS (default
 # "--rate 50 --calls 500 --warmup 200") and REACTOR_ARGS (default "--rate 500 --requests 3000 --warmup 1000") are the
 # harness options; TABLE_ONLY=1 prints the table of $OUT/results.txt again.
+# GRPC_WORKLOADS="unary stream": GrpcBench's workloads; unary-tls and stream-tls run them over TLS (GrpcBench --tls:
+# GrpcSslContexts with OpenSSL from netty-tcnative, a certificate made at start).
 # FRAMEWORKS="grpc reactor-netty" picks the examples. TRANSPORTS may name nio: ReactorNettyBench runs on it, GrpcBench
 # does not (skipped there).
 # REACTOR_WORKLOADS="get64k fluxNextToBulk fileNextToBulk": ReactorNettyBench's workloads; get64k takes REACTOR_ARGS,
@@ -37,6 +39,12 @@ GRPC_ARGS=${GRPC_ARGS:---rate 50 --calls 500 --warmup 200}
 REACTOR_ARGS=${REACTOR_ARGS:---rate 500 --requests 3000 --warmup 1000}
 REACTOR_STREAM_ARGS=${REACTOR_STREAM_ARGS:---rounds 10 --warmup 2 --window 16m}
 REACTOR_WORKLOADS=${REACTOR_WORKLOADS:-get64k fluxNextToBulk fileNextToBulk}
+GRPC_WORKLOADS=${GRPC_WORKLOADS:-unary stream}
+for w in $GRPC_WORKLOADS; do
+  [[ $w =~ ^(unary|stream)(-tls)?$ ]] \
+    || { echo "frameworks-bench: unknown grpc workload '$w' in GRPC_WORKLOADS (unary, stream, unary-tls, stream-tls)" >&2
+         exit 2; }
+done
 FRAMEWORKS=${FRAMEWORKS:-grpc reactor-netty}
 for f in $FRAMEWORKS; do
   [[ $f == grpc || $f == reactor-netty ]] \
@@ -57,10 +65,12 @@ run_side() {
   shift
   [ "$side" = upstream ] && netty=upstream
   if [[ " $FRAMEWORKS " == *" grpc "* && $transport != nio ]]; then
-    for workload in unary stream; do
+    for workload in $GRPC_WORKLOADS; do
+      local tls=()
+      [[ $workload == *-tls ]] && tls=(--tls)
       # shellcheck disable=SC2086
       java "$@" -cp "examples/grpc/target/classes:$(cat "$OUT/grpc-$netty.cp")" com.example.grpc.GrpcBench \
-        --transport "$transport" --workload "$workload" $GRPC_ARGS | grep '^RESULT' | sed "s/\$/ side=$side/" \
+        --transport "$transport" --workload "${workload%-tls}" "${tls[@]}" $GRPC_ARGS | grep '^RESULT' | sed "s/\$/ side=$side/" \
         | tee -a "$OUT/results.txt"
     done
   fi

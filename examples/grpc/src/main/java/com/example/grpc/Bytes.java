@@ -15,7 +15,10 @@ import io.grpc.stub.StreamObserver;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerAdapter;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.AsciiString;
 
 import java.io.ByteArrayInputStream;
@@ -24,6 +27,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.function.Supplier;
 
 /**
  * A gRPC service without protobuf: messages are byte arrays (a {@link MethodDescriptor.Marshaller} of its own). A
@@ -117,55 +121,86 @@ public final class Bytes {
      */
     public static Server startServer(Transport transport, EventLoopGroup boss, EventLoopGroup workers)
             throws IOException {
-        return NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+        return startServer(transport, boss, workers, null);
+    }
+
+    /** As {@link #startServer(Transport, EventLoopGroup, EventLoopGroup)}, over TLS when {@code sslContext} is set. */
+    public static Server startServer(Transport transport, EventLoopGroup boss, EventLoopGroup workers,
+                                     SslContext sslContext) throws IOException {
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
                 .channelType(transport.serverChannel())
                 .bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
-                .addService(service())
-                .build()
-                .start();
+                .addService(service());
+        if (sslContext != null) {
+            builder.sslContext(sslContext);
+        }
+        return builder.build().start();
     }
 
     /** A plaintext client channel on {@code transport}; with {@code counts}, every frame the server sends is counted. */
     public static ManagedChannel channel(Transport transport, EventLoopGroup group, int port,
                                          FrameCounter.Counts counts) {
+        return channel(transport, group, port, null, counts);
+    }
+
+    /**
+     * A client channel on {@code transport}: over TLS with {@code sslContext} ({@code NettyChannelBuilder.sslContext}),
+     * plaintext without. With {@code counts}, every frame the server sends is counted (over TLS, the bytes the
+     * {@link SslHandler} decrypted): grpc-java's own negotiation, wrapped through its Internal* API, replaces the
+     * builder's.
+     */
+    public static ManagedChannel channel(Transport transport, EventLoopGroup group, int port, SslContext sslContext,
+                                         FrameCounter.Counts counts) {
         NettyChannelBuilder builder = NettyChannelBuilder.forAddress("127.0.0.1", port)
                 .channelType(transport.channel())
-                .eventLoopGroup(group)
-                .usePlaintext();
+                .eventLoopGroup(group);
+        if (sslContext != null) {
+            builder.sslContext(sslContext);
+        } else {
+            builder.usePlaintext();
+        }
         if (counts != null) {
-            InternalNettyChannelBuilder.setProtocolNegotiatorFactory(builder, new CountingPlaintext(counts));
+            InternalNettyChannelBuilder.setProtocolNegotiatorFactory(builder, sslContext != null
+                    ? new Counting(counts, () -> InternalProtocolNegotiators.tls(sslContext, null, null), 443)
+                    : new Counting(counts, InternalProtocolNegotiators::plaintext, 80));
         }
         return builder.build();
     }
 
     /**
-     * grpc-java's plaintext negotiation with a {@link FrameCounter} put first in the connection's pipeline. grpc-java
-     * has no public hook into a client connection's pipeline; this uses its Internal* negotiator API.
+     * grpc-java's plaintext or TLS negotiation with a {@link FrameCounter} where it sees the server's HTTP/2 bytes:
+     * first in the connection's pipeline for plaintext, right after the {@link SslHandler} for TLS. grpc-java has no
+     * public hook into a client connection's pipeline; this uses its Internal* negotiator API.
      */
-    private static final class CountingPlaintext implements InternalProtocolNegotiator.ClientFactory {
+    private static final class Counting implements InternalProtocolNegotiator.ClientFactory {
         private final FrameCounter.Counts counts;
+        private final Supplier<InternalProtocolNegotiator.ProtocolNegotiator> negotiators;
+        private final int defaultPort;
 
-        CountingPlaintext(FrameCounter.Counts counts) {
+        Counting(FrameCounter.Counts counts, Supplier<InternalProtocolNegotiator.ProtocolNegotiator> negotiators,
+                 int defaultPort) {
             this.counts = counts;
+            this.negotiators = negotiators;
+            this.defaultPort = defaultPort;
         }
 
         @Override
         public InternalProtocolNegotiator.ProtocolNegotiator newNegotiator() {
-            InternalProtocolNegotiator.ProtocolNegotiator plaintext = InternalProtocolNegotiators.plaintext();
+            InternalProtocolNegotiator.ProtocolNegotiator negotiator = negotiators.get();
             return new InternalProtocolNegotiator.ProtocolNegotiator() {
                 @Override
                 public AsciiString scheme() {
-                    return plaintext.scheme();
+                    return negotiator.scheme();
                 }
 
                 @Override
                 public ChannelHandler newHandler(GrpcHttp2ConnectionHandler grpcHandler) {
-                    ChannelHandler negotiation = plaintext.newHandler(grpcHandler);
+                    ChannelHandler negotiation = negotiator.newHandler(grpcHandler);
                     return new ChannelHandlerAdapter() {
                         @Override
                         public void handlerAdded(ChannelHandlerContext ctx) {
-                            ctx.pipeline().addFirst(new FrameCounter(counts));
+                            ctx.pipeline().addFirst(new CounterPlacement(counts));
                             ctx.pipeline().replace(this, null, negotiation);
                         }
                     };
@@ -173,14 +208,40 @@ public final class Bytes {
 
                 @Override
                 public void close() {
-                    plaintext.close();
+                    negotiator.close();
                 }
             };
         }
 
         @Override
         public int getDefaultPort() {
-            return 80;
+            return defaultPort;
+        }
+    }
+
+    /**
+     * First in the pipeline until the connection's first read: then the {@link SslHandler}, if any, is in place (TLS
+     * negotiation adds it when the channel becomes active), and this puts the {@link FrameCounter} right after it, or
+     * in its own place without TLS, and leaves.
+     */
+    private static final class CounterPlacement extends ChannelInboundHandlerAdapter {
+        private final FrameCounter.Counts counts;
+
+        CounterPlacement(FrameCounter.Counts counts) {
+            this.counts = counts;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            FrameCounter counter = new FrameCounter(counts);
+            ChannelHandlerContext tls = ctx.pipeline().context(SslHandler.class);
+            if (tls != null) {
+                ctx.pipeline().addAfter(tls.name(), null, counter);
+                ctx.pipeline().remove(this);
+            } else {
+                ctx.pipeline().replace(this, null, counter);
+            }
+            ctx.fireChannelRead(msg);
         }
     }
 }

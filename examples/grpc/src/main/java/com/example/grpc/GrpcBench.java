@@ -6,6 +6,9 @@ import io.grpc.Server;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import io.netty.channel.EventLoopGroup;
+import io.netty.handler.ssl.OpenSsl;
+import io.netty.handler.ssl.SslContext;
+import io.netty.pkitesting.X509Bundle;
 import io.netty.util.Version;
 
 import java.lang.management.ManagementFactory;
@@ -29,6 +32,8 @@ import java.util.concurrent.locks.LockSupport;
  * --transport io_uring|epoll   the server's transport (the client is always on epoll)
  * --workload unary|stream      unary: one message of --size bytes; stream: --count messages of --size bytes
  * --rate calls/s --calls N --warmup N --size bytes --count N
+ * --tls                        over TLS (Tls: GrpcSslContexts, OpenSSL with netty-tcnative, a self-signed certificate
+ *                              made at start); frames are counted from the bytes the client's SslHandler decrypted
  * </pre>
  * Run by tools/frameworks-bench.sh, which builds it against the fork and against upstream and prints the table.
  */
@@ -46,7 +51,13 @@ public final class GrpcBench {
         int warmup = 200;
         int size = -1;
         int count = 16;
+        boolean tls = false;
         for (int i = 0; i < args.length; i += 2) {
+            if ("--tls".equals(args[i])) {
+                tls = true;
+                i--;
+                continue;
+            }
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException("missing value for " + args[i]);
             }
@@ -74,13 +85,24 @@ public final class GrpcBench {
             throw new IllegalArgumentException("unknown workload: " + workload + " (unary or stream)");
         }
         transport.ensureAvailable();
+        SslContext serverSsl = null;
+        SslContext clientSsl = null;
+        if (tls) {
+            if (!OpenSsl.isAvailable()) {
+                throw new IllegalStateException("--tls measures OpenSSL: netty-tcnative is not available",
+                        OpenSsl.unavailabilityCause());
+            }
+            X509Bundle certificate = Tls.selfSignedFor127001();
+            serverSsl = Tls.server(certificate);
+            clientSsl = Tls.client(certificate);
+        }
 
         EventLoopGroup boss = transport.newGroup(1, "bench-boss");
         EventLoopGroup workers = transport.newGroup(1, SERVER_THREADS);
         EventLoopGroup clientGroup = Transport.EPOLL.newGroup(1, "bench-client");
-        Server server = Bytes.startServer(transport, boss, workers);
+        Server server = Bytes.startServer(transport, boss, workers, serverSsl);
         FrameCounter.Counts counts = new FrameCounter.Counts();
-        ManagedChannel channel = Bytes.channel(Transport.EPOLL, clientGroup, server.getPort(), counts);
+        ManagedChannel channel = Bytes.channel(Transport.EPOLL, clientGroup, server.getPort(), clientSsl, counts);
         try {
             Driver driver = new Driver(channel, unary, size, count);
             driver.run(warmup, rate, new long[warmup]);
@@ -93,10 +115,10 @@ public final class GrpcBench {
             long user = cpu1[1] - cpu0[1];
             Arrays.sort(latencies);
             long messages = (long) calls * count;
-            System.out.printf(Locale.ROOT, "RESULT framework=grpc transport=%s workload=%s netty=%s rate=%d calls=%d"
+            System.out.printf(Locale.ROOT, "RESULT framework=grpc transport=%s workload=%s%s netty=%s rate=%d calls=%d"
                             + " messageBytes=%d dataFramesPerMessage=%.2f bytesPerDataFrame=%.0f"
                             + " serverCpuUsPerCall=%.1f serverUserUsPerCall=%.1f p50us=%d p99us=%d%n",
-                    transport.name().toLowerCase(Locale.ROOT), workload,
+                    transport.name().toLowerCase(Locale.ROOT), workload, tls ? "-tls" : "",
                     Version.identify().get("netty-codec-http2").artifactVersion(), rate, calls, size,
                     (double) counts.dataFrames() / messages, (double) counts.dataBytes() / counts.dataFrames(),
                     cpu / 1000.0 / calls, user / 1000.0 / calls, latencies[calls / 2] / 1000,

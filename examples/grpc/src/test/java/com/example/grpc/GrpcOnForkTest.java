@@ -1,12 +1,22 @@
 package com.example.grpc;
 
 import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.AbstractChannel;
 import io.netty.channel.EventLoopGroup;
+import io.netty.handler.codec.http2.Http2ConnectionHandler;
+import io.netty.handler.ssl.DelegatingSslContext;
+import io.netty.handler.ssl.OpenSsl;
+import io.netty.handler.ssl.ReferenceCountedOpenSslEngine;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.pkitesting.X509Bundle;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.Version;
 import org.junit.jupiter.api.AfterAll;
@@ -14,20 +24,32 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLSession;
+import java.nio.file.Path;
+import java.security.cert.Certificate;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** gRPC-java over the Netty the BOM gives, on io_uring and on epoll: the right jars, every byte intact. */
+/**
+ * gRPC-java over the Netty the BOM gives, on io_uring and on epoll, in h2c and over TLS (OpenSSL): the right jars,
+ * every byte intact.
+ */
 class GrpcOnForkTest {
     /** The patched modules, from the build ({@code -Dfork.patchedModules}), as artifact ids. */
     private static final Set<String> PATCHED = Arrays.stream(System.getProperty("fork.patchedModules").split(","))
@@ -105,6 +127,120 @@ class GrpcOnForkTest {
         });
     }
 
+    /**
+     * TLS as gRPC-java's users add it: netty-tcnative-boringssl-static on the class path, contexts from
+     * {@code GrpcSslContexts} given to {@code NettyServerBuilder.sslContext} and {@code NettyChannelBuilder.sslContext}
+     * ({@link Tls}), a self-signed certificate made now. 16 unary calls of 1 MiB and a server stream of 32 messages
+     * of 256 KiB at once on one connection, every byte checked; then, with the connection still open: every call
+     * went over TLS, the one client and the one server engine are OpenSSL's (BoringSSL) and negotiated h2 by ALPN,
+     * the client was shown the certificate made here, and the classes that carried it are the fork's where patched.
+     */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void tlsWithOpenSslUnaryCallsAndAServerStream(Transport transport) throws Exception {
+        assertTrue(OpenSsl.isAvailable(), () -> "netty-tcnative: " + OpenSsl.unavailabilityCause());
+        assertTrue(OpenSsl.versionString().startsWith("BoringSSL"), OpenSsl.versionString());
+        X509Bundle certificate = Tls.selfSignedFor127001();
+        EngineRecorder serverSsl = new EngineRecorder(Tls.server(certificate));
+        EngineRecorder clientSsl = new EngineRecorder(Tls.client(certificate));
+        int unarySize = 1024 * 1024;
+        int unaryCalls = 16;
+        int streamSize = 256 * 1024;
+        int streamCount = 32;
+        int streamSeed = 1000;
+        withServerAndChannel(transport, serverSsl, clientSsl, channel -> {
+            List<ClientCall<byte[], byte[]>> calls = new ArrayList<>();
+            List<Future<byte[]>> unary = new ArrayList<>();
+            for (int c = 0; c < unaryCalls; c++) {
+                ClientCall<byte[], byte[]> call = channel.newCall(Bytes.UNARY, CallOptions.DEFAULT);
+                calls.add(call);
+                unary.add(ClientCalls.futureUnaryCall(call, Bytes.request(unarySize, 1, c)));
+            }
+            ClientCall<byte[], byte[]> streamCall = channel.newCall(Bytes.STREAM, CallOptions.DEFAULT);
+            calls.add(streamCall);
+            CompletableFuture<List<byte[]>> stream = new CompletableFuture<>();
+            List<byte[]> messages = new ArrayList<>();
+            ClientCalls.asyncServerStreamingCall(streamCall, Bytes.request(streamSize, streamCount, streamSeed),
+                    new StreamObserver<byte[]>() {
+                        @Override
+                        public void onNext(byte[] value) {
+                            messages.add(value);
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                            stream.completeExceptionally(t);
+                        }
+
+                        @Override
+                        public void onCompleted() {
+                            stream.complete(messages);
+                        }
+                    });
+            for (int c = 0; c < unaryCalls; c++) {
+                byte[] m = unary.get(c).get(60, TimeUnit.SECONDS);
+                assertEquals(unarySize, m.length, "call " + c);
+                assertEquals(-1, Bytes.firstMismatch(m, c), "call " + c + ": first wrong byte");
+            }
+            List<byte[]> streamed = stream.get(60, TimeUnit.SECONDS);
+            assertEquals(streamCount, streamed.size(), "stream messages");
+            for (int m = 0; m < streamCount; m++) {
+                assertEquals(streamSize, streamed.get(m).length, "stream message " + m);
+                assertEquals(-1, Bytes.firstMismatch(streamed.get(m), streamSeed + m),
+                        "stream message " + m + ": first wrong byte");
+            }
+
+            for (ClientCall<byte[], byte[]> call : calls) {
+                SSLSession session = call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION);
+                assertNotNull(session, "a call without a TLS session");
+                assertEquals("TLSv1.3", session.getProtocol());
+            }
+            assertEquals(1, serverSsl.engines.size(), "server engines (connections)");
+            assertEquals(1, clientSsl.engines.size(), "client engines (connections)");
+            SSLEngine server = serverSsl.engines.peek();
+            SSLEngine client = clientSsl.engines.peek();
+            for (SSLEngine engine : List.of(server, client)) {
+                assertInstanceOf(ReferenceCountedOpenSslEngine.class, engine, "OpenSSL's engine");
+                assertEquals("h2", engine.getApplicationProtocol(), "ALPN");
+                assertEquals("TLSv1.3", engine.getSession().getProtocol());
+            }
+            Certificate[] shown = client.getSession().getPeerCertificates();
+            assertArrayEquals(certificate.getCertificatePath(), shown, "the server's certificate chain");
+
+            assertLoadedFrom(Http2ConnectionHandler.class, "netty-codec-http2");
+            assertLoadedFrom(AbstractChannel.class, "netty-transport");
+            assertLoadedFrom(transport.channel(), transport == Transport.IO_URING
+                    ? "netty-transport-classes-io_uring" : "netty-transport-classes-epoll");
+            assertLoadedFrom(SslHandler.class, "netty-handler");
+            assertLoadedFrom(server.getClass(), "netty-handler");
+        });
+    }
+
+    /** {@code type} came from the jar of {@code artifactId} at the fork's version if patched, the base's if not. */
+    private static void assertLoadedFrom(Class<?> type, String artifactId) throws Exception {
+        String version = PATCHED.contains(artifactId) ? System.getProperty("netty.bom.version")
+                : System.getProperty("netty.base.version");
+        Path jar = Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
+        assertEquals(artifactId + '-' + version + ".jar", jar.getFileName().toString(), type.getName());
+    }
+
+    /**
+     * The context grpc-java is given, recording each engine grpc-java makes with it (one per connection: its TLS
+     * handlers call {@code newEngine} and build the {@link SslHandler} themselves); changes nothing.
+     */
+    private static final class EngineRecorder extends DelegatingSslContext {
+        final Queue<SSLEngine> engines = new ConcurrentLinkedQueue<>();
+
+        EngineRecorder(SslContext context) {
+            super(context);
+        }
+
+        @Override
+        protected void initEngine(SSLEngine engine) {
+            engines.add(engine);
+        }
+    }
+
     /** Paranoid leak detection reports when a leaked buffer is collected; collect, then let it report. */
     @AfterAll
     static void noLeakReported() {
@@ -120,12 +256,18 @@ class GrpcOnForkTest {
     }
 
     private static void withServerAndChannel(Transport transport, ChannelTest test) throws Exception {
+        withServerAndChannel(transport, null, null, test);
+    }
+
+    /** Server and client on {@code transport}, over TLS with the two contexts, h2c without. */
+    private static void withServerAndChannel(Transport transport, SslContext serverSsl, SslContext clientSsl,
+                                             ChannelTest test) throws Exception {
         transport.ensureAvailable();
         EventLoopGroup boss = transport.newGroup(1, "boss");
         EventLoopGroup workers = transport.newGroup(2, "server");
         EventLoopGroup clientGroup = transport.newGroup(2, "client");
-        Server server = Bytes.startServer(transport, boss, workers);
-        ManagedChannel channel = Bytes.channel(transport, clientGroup, server.getPort(), null);
+        Server server = Bytes.startServer(transport, boss, workers, serverSsl);
+        ManagedChannel channel = Bytes.channel(transport, clientGroup, server.getPort(), clientSsl, null);
         try {
             test.run(channel);
         } finally {
