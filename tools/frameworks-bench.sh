@@ -70,8 +70,8 @@ run_side() {
       [[ $workload == *-tls ]] && tls=(--tls)
       # shellcheck disable=SC2086
       java "$@" -cp "examples/grpc/target/classes:$(cat "$OUT/grpc-$netty.cp")" com.example.grpc.GrpcBench \
-        --transport "$transport" --workload "${workload%-tls}" "${tls[@]}" $GRPC_ARGS | grep '^RESULT' | sed "s/\$/ side=$side/" \
-        | tee -a "$OUT/results.txt"
+        --transport "$transport" --workload "${workload%-tls}" "${tls[@]}" $GRPC_ARGS | grep '^RESULT' \
+        | sed "s/\$/ side=$side/" | tee -a "$OUT/results.txt"
     done
   fi
   if [[ " $FRAMEWORKS " == *" reactor-netty "* ]]; then
