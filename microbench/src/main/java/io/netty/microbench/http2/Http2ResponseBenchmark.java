@@ -33,10 +33,16 @@ import io.netty.handler.codec.http2.Http2ConnectionHandlerBuilder;
 import io.netty.handler.codec.http2.Http2FrameAdapter;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2Settings;
+import io.netty.handler.ssl.ApplicationProtocolNames;
+import io.netty.handler.ssl.ReferenceCountedOpenSslEngine;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.microbench.http2.Http2ResponseServer.Distributor;
 import io.netty.microbench.http2.Http2ResponseServer.Pipeline;
+import io.netty.microbench.http2.Http2ResponseServer.Tls;
 import io.netty.microbench.http2.Http2ResponseServer.Transport;
 import io.netty.microbench.util.AbstractMicrobenchmark;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.IntObjectMap;
 import org.openjdk.jmh.annotations.AuxCounters;
@@ -58,6 +64,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
+import javax.net.ssl.SSLSession;
 
 /**
  * The scenario users hit: an HTTP/2 server on one event-loop thread of {@code transport} (see
@@ -76,6 +83,13 @@ import java.util.concurrent.locks.LockSupport;
  * microseconds to within 3%, multiplied by {@code responses} (so that, like the other counters, they read per
  * response with {@code --per responses}). Latency p50/p99/p999 of each iteration are printed too, and with
  * {@code -Dh2bench.trace=true} where each response's latency went ({@link ResponseTrace}).
+ * {@code tls} runs the connections over TLS with ALPN h2 (client and server on the same engine: {@code JDK}, or
+ * {@code OPENSSL}, netty-tcnative, which must be available: the run fails at once otherwise) instead of h2c
+ * ({@code NONE}, the default; {@code -Dh2bench.tls=NONE,JDK,OPENSSL} runs all three); {@code serverByteBufs},
+ * {@code serverBytes} are then what the HTTP/2 codec writes into the server's {@code SslHandler} (as in clear text),
+ * and {@code serverTlsRecords}, {@code serverTlsByteBufs} and {@code serverTlsBytes} count the TLS records (from their
+ * 5-byte headers), {@code ByteBuf}s and bytes the {@code SslHandler} writes to the transport (0 without TLS). The
+ * client checks the length of every body (a wrong one fails the run).
  * {@code -Dh2bench.jvmArgs='-Dk=v ...'} passes JVM arguments (separated by white space) to the benchmark's forks.
  * {@code writeBufferHighWaterMark} sets the server connections' write buffer high water mark (0: Netty's default,
  * 64 KiB; the low one is half of it).
@@ -116,14 +130,21 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     @Param("0")
     public int writeBufferHighWaterMark;
 
+    @Param("NONE")
+    public Tls tls;
+
     private Http2ResponseServer server;
     private EventLoopGroup clientGroup;
+    private SslContext clientSslContext;
     private final List<Client> clients = new ArrayList<Client>();
     private long nextTick;
     private final Delta responsesDelta = new Delta();
     private final Delta byteBufsDelta = new Delta();
     private final Delta bytesDelta = new Delta();
     private final Delta dataFramesDelta = new Delta();
+    private final Delta tlsRecordsDelta = new Delta();
+    private final Delta tlsByteBufsDelta = new Delta();
+    private final Delta tlsBytesDelta = new Delta();
     private final Delta cpuNanosDelta = new Delta();
     private final Delta latencyNanosDelta = new Delta();
     private final double[] percentiles = new double[QUANTILES.length];
@@ -145,6 +166,9 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         public long serverByteBufs;
         public long serverBytes;
         public long dataFrames;
+        public long serverTlsRecords;
+        public long serverTlsByteBufs;
+        public long serverTlsBytes;
         public long serverCpuNanos;
         public long latencyNanos;
         public double latencyP50Us;
@@ -157,6 +181,9 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
             serverByteBufs = 0;
             serverBytes = 0;
             dataFrames = 0;
+            serverTlsRecords = 0;
+            serverTlsByteBufs = 0;
+            serverTlsBytes = 0;
             serverCpuNanos = 0;
             latencyNanos = 0;
             latencyP50Us = 0;
@@ -239,13 +266,26 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         }
     }
 
-    /** One h2c connection: sends bursts of GETs and records DATA frames and latencies until each stream ends. */
+    /** A request sent and not answered completely yet. */
+    private static final class Pending {
+        final long sentNanos;
+        int bodyBytes;
+
+        Pending(long sentNanos) {
+            this.sentNanos = sentNanos;
+        }
+    }
+
+    /**
+     * One HTTP/2 connection (h2c, or over TLS): sends bursts of GETs and records DATA frames and latencies until each
+     * stream ends, checking the length of each body.
+     */
     private final class Client extends Http2FrameAdapter {
         final Http2ConnectionHandler handler = new Http2ConnectionHandlerBuilder().server(false)
                 .frameListener(this)
                 .initialSettings(new Http2Settings().initialWindowSize(CLIENT_WINDOW).maxConcurrentStreams(1000))
                 .build();
-        final IntObjectMap<Long> sent = new IntObjectHashMap<Long>();
+        final IntObjectMap<Pending> sent = new IntObjectHashMap<Pending>();
         ChannelHandlerContext ctx;
         // Streams requested (by the benchmark thread) and not ended yet (on the client's event loop).
         final AtomicInteger outstanding = new AtomicInteger();
@@ -264,12 +304,12 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
             Http2Connection connection = handler.connection();
             for (int i = 0; i < burst; i++) {
                 int id = connection.local().incrementAndGetNextStreamId();
-                sent.put(id, Long.valueOf(now));
+                sent.put(id, new Pending(now));
                 if (ResponseTrace.ENABLED) {
                     ResponseTrace.stamp(ctx.channel(), false, id, ResponseTrace.SENT, now);
                 }
-                Http2Headers headers = new DefaultHttp2Headers().method("GET").path("/").scheme("http")
-                        .authority("localhost");
+                Http2Headers headers = new DefaultHttp2Headers().method("GET").path("/")
+                        .scheme(tls == Tls.NONE ? "http" : "https").authority(Http2ResponseServer.HOST);
                 handler.encoder().writeHeaders(ctx, id, headers, 0, true, ctx.newPromise()).addListener(f -> {
                     if (!f.isSuccess()) {
                         failure = f.cause();
@@ -283,8 +323,15 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         public int onDataRead(ChannelHandlerContext ctx, int streamId, ByteBuf data, int padding,
                               boolean endOfStream) {
             dataFrames++;
+            Pending pending = sent.get(streamId);
+            pending.bodyBytes += data.readableBytes();
             if (endOfStream) {
-                long latency = System.nanoTime() - sent.remove(streamId);
+                sent.remove(streamId);
+                if (pending.bodyBytes != bodySize) {
+                    failure = new IllegalStateException("stream " + streamId + ": a body of " + pending.bodyBytes
+                            + " bytes, expected " + bodySize);
+                }
+                long latency = System.nanoTime() - pending.sentNanos;
                 if (ResponseTrace.ENABLED) {
                     ResponseTrace.stamp(ctx.channel(), false, streamId, ResponseTrace.RECEIVED);
                 }
@@ -304,17 +351,30 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         server = Http2ResponseServer.start(transport, distributor, pipeline, bodySize,
-                new InetSocketAddress("127.0.0.1", 0), 0, writeBufferHighWaterMark);
+                new InetSocketAddress("127.0.0.1", 0), 0, writeBufferHighWaterMark, tls);
+        if (tls != Tls.NONE) {
+            clientSslContext = server.newClientSslContext();
+        }
         clientGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        final int port = ((InetSocketAddress) server.localAddress()).getPort();
         for (int i = 0; i < connections; i++) {
             final Client client = new Client();
             final Channel ch = new Bootstrap().group(clientGroup).channel(NioSocketChannel.class)
                     .handler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
+                            if (clientSslContext != null) {
+                                // Checks the server's name too; the connection preface waits for the handshake.
+                                ch.pipeline().addLast(clientSslContext.newHandler(ch.alloc(),
+                                        Http2ResponseServer.HOST, port));
+                            }
                             ch.pipeline().addLast(client.handler);
                         }
                     }).connect(server.localAddress()).sync().channel();
+            SslHandler sslHandler = ch.pipeline().get(SslHandler.class);
+            if (sslHandler != null) {
+                checkNegotiated(sslHandler, i == 0);
+            }
             clientGroup.submit(() -> {
                 client.start(ch);
                 return null;
@@ -324,8 +384,37 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         // What the server counted while the connections were set up is not part of any tick.
         byteBufsDelta.next(server.byteBufs());
         bytesDelta.next(server.bytes());
+        tlsRecordsDelta.next(server.tlsRecords());
+        tlsByteBufsDelta.next(server.tlsByteBufs());
+        tlsBytesDelta.next(server.tlsBytes());
         cpuNanosDelta.next(server.cpuNanos());
         nextTick = System.nanoTime();
+    }
+
+    /**
+     * Waits for the client's TLS handshake and checks that it agreed on h2 on the engine {@link #tls} names; prints
+     * the session's protocol and cipher if {@code print}.
+     */
+    private void checkNegotiated(SslHandler sslHandler, boolean print) throws Exception {
+        if (!sslHandler.handshakeFuture().await(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("TLS handshake (" + tls + ") not done in 30 s");
+        }
+        if (!sslHandler.handshakeFuture().isSuccess()) {
+            throw new IllegalStateException("TLS handshake (" + tls + ") failed", sslHandler.handshakeFuture().cause());
+        }
+        String engine = sslHandler.engine().getClass().getName();
+        if (!ApplicationProtocolNames.HTTP_2.equals(sslHandler.applicationProtocol())) {
+            throw new IllegalStateException("ALPN agreed on " + sslHandler.applicationProtocol() + ", not h2 ("
+                    + engine + ")");
+        }
+        if ((tls == Tls.OPENSSL) != (sslHandler.engine() instanceof ReferenceCountedOpenSslEngine)) {
+            throw new IllegalStateException("tls=" + tls + " runs on " + engine);
+        }
+        if (print) {
+            SSLSession session = sslHandler.engine().getSession();
+            System.out.println("tls " + tls + ": " + session.getProtocol() + " " + session.getCipherSuite() + " on "
+                    + engine + ", ALPN " + sslHandler.applicationProtocol());
+        }
     }
 
     @Setup(Level.Iteration)
@@ -354,8 +443,12 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() throws Exception {
-        clientGroup.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
-        server.close();
+        try {
+            clientGroup.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
+            server.close();
+        } finally {
+            ReferenceCountUtil.release(clientSslContext);
+        }
     }
 
     private void tick(Costs costs) throws Exception {
@@ -392,6 +485,13 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         costs.serverByteBufs += byteBufsDelta.next(server.byteBufs());
         costs.serverBytes += bytesDelta.next(server.bytes());
         costs.dataFrames += dataFramesDelta.next(dataFrames);
+        costs.serverTlsRecords += tlsRecordsDelta.next(server.tlsRecords());
+        costs.serverTlsByteBufs += tlsByteBufsDelta.next(server.tlsByteBufs());
+        costs.serverTlsBytes += tlsBytesDelta.next(server.tlsBytes());
+        if (server.tlsRecordErrors() != 0) {
+            throw new IllegalStateException("the server's TLS records could not be counted: "
+                    + server.tlsRecordErrors() + " connection(s) lost their record boundaries");
+        }
         costs.serverCpuNanos += cpuNanosDelta.next(server.cpuNanos());
         costs.latencyNanos += latencyNanosDelta.next(latencyNanos);
         if (histogram.percentiles(QUANTILES, percentiles)) {
@@ -403,8 +503,9 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     }
 
     /**
-     * {@code -Dh2bench.<param>=v1,v2} narrows a parameter (transport, pipeline, distributor, bodySize, burst,
-     * connections, writeBufferHighWaterMark) when the benchmark runs through {@link #run()};
+     * {@code -Dh2bench.<param>=v1,v2} sets the values of a parameter (transport, pipeline, distributor, bodySize,
+     * burst, connections, writeBufferHighWaterMark, tls) when the benchmark runs through {@link #run()} (with
+     * {@code OPENSSL} among the {@code tls} values, it fails at once if OpenSSL is not available);
      * {@code -Dh2bench.method=openLoop} (or {@code uncountedFlushedLimitOff}) runs one of the two methods only.
      */
     @Override
@@ -419,11 +520,17 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
             builder.exclude(".*\\." + ("openLoop".equals(method) ? "uncountedFlushedLimitOff" : "openLoop"));
         }
         for (String param : new String[] { "transport", "pipeline", "distributor", "bodySize", "burst",
-                "connections", "writeBufferHighWaterMark" }) {
+                "connections", "writeBufferHighWaterMark", "tls" }) {
             String values = System.getProperty("h2bench." + param);
             if (values != null) {
                 builder.param(param, values.split(","));
             }
+        }
+        String tlsValues = System.getProperty("h2bench.tls");
+        if (tlsValues != null && Arrays.asList(tlsValues.split(",")).contains(Tls.OPENSSL.name())) {
+            // Here already (the forks have the same class path), rather than as an error of each row: JMH runs the
+            // other rows and the run itself would pass.
+            Tls.OPENSSL.checkAvailable();
         }
         return builder;
     }

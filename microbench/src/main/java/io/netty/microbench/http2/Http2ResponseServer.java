@@ -27,6 +27,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
@@ -58,6 +59,7 @@ import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
+import io.netty.handler.codec.http2.Http2SecurityUtil;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.codec.http2.HttpConversionUtil;
 import io.netty.handler.codec.http2.HttpToHttp2ConnectionHandlerBuilder;
@@ -65,8 +67,24 @@ import io.netty.handler.codec.http2.InboundHttp2ToHttpAdapterBuilder;
 import io.netty.handler.codec.http2.StreamByteDistributor;
 import io.netty.handler.codec.http2.UniformStreamByteDistributor;
 import io.netty.handler.codec.http2.WeightedFairQueueByteDistributor;
+import io.netty.handler.ssl.ApplicationProtocolConfig;
+import io.netty.handler.ssl.ApplicationProtocolConfig.Protocol;
+import io.netty.handler.ssl.ApplicationProtocolConfig.SelectedListenerFailureBehavior;
+import io.netty.handler.ssl.ApplicationProtocolConfig.SelectorFailureBehavior;
+import io.netty.handler.ssl.ApplicationProtocolNames;
+import io.netty.handler.ssl.ApplicationProtocolNegotiationHandler;
+import io.netty.handler.ssl.JdkSslContext;
+import io.netty.handler.ssl.OpenSsl;
+import io.netty.handler.ssl.ReferenceCountedOpenSslContext;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslProvider;
+import io.netty.handler.ssl.SupportedCipherSuiteFilter;
 import io.netty.handler.stream.ChunkedStream;
 import io.netty.handler.stream.ChunkedWriteHandler;
+import io.netty.pkitesting.CertificateBuilder;
+import io.netty.pkitesting.X509Bundle;
 import io.netty.util.CharsetUtil;
 import io.netty.util.ReferenceCountUtil;
 
@@ -91,6 +109,14 @@ import java.util.concurrent.TimeUnit;
  * channel's writability writes them: a {@link ChunkedWriteHandler} added to the stream channel's pipeline writes an
  * {@link Http2DataChunkedInput} of {@value #PACED_CHUNK}-byte {@code DATA} frames while the stream channel is
  * writable and resumes on its {@code channelWritabilityChanged}.
+ * <p>
+ * With a {@link Tls} other than {@link Tls#NONE}, the connections carry HTTP/2 over TLS with ALPN h2 (the JDK's
+ * {@code SSLEngine} or OpenSSL's, with a self-signed certificate for {@value #HOST} made at start): the
+ * {@link ByteBuf}s, bytes and {@code DATA} frames are then counted where the HTTP/2 codec writes them into the
+ * {@link SslHandler} (so they read as in clear text), and between the {@link SslHandler} and the transport the TLS
+ * records, {@link ByteBuf}s and bytes it writes (the records from their 5-byte headers). The HTTP/2 handlers are added
+ * once ALPN agreed on h2, as users of {@link ApplicationProtocolNegotiationHandler} do; a connection that did not
+ * agree on h2 is closed.
  */
 public final class Http2ResponseServer implements AutoCloseable {
     static final String STATS_PATH = "/stats";
@@ -100,6 +126,12 @@ public final class Http2ResponseServer implements AutoCloseable {
     static final int MAX_BYTES_BODY = 64 * 1024 * 1024;
     private static final int DATA_FRAME_TYPE = 0;
     private static final int FRAME_HEADER_LENGTH = 9;
+    /** The name in the certificate of the TLS rows (its subject and DNS SAN). */
+    static final String HOST = "localhost";
+    private static final int TLS_RECORD_HEADER_LENGTH = 5;
+    // TLS content types: change_cipher_spec (20) to heartbeat (24).
+    private static final int TLS_MIN_CONTENT_TYPE = 20;
+    private static final int TLS_MAX_CONTENT_TYPE = 24;
 
     /** The transport of the server. */
     public enum Transport {
@@ -178,6 +210,70 @@ public final class Http2ResponseServer implements AutoCloseable {
         abstract StreamByteDistributor newDistributor(Http2Connection connection);
     }
 
+    /** How the connections carry HTTP/2. */
+    public enum Tls {
+        /** h2c with prior knowledge. */
+        NONE(null),
+        /** TLS with ALPN h2 on the JDK's {@code SSLEngine}. */
+        JDK(SslProvider.JDK),
+        /**
+         * TLS with ALPN h2 on OpenSSL's engine (netty-tcnative); fails, does not fall back to the JDK's, if OpenSSL is
+         * not available.
+         */
+        OPENSSL(SslProvider.OPENSSL);
+
+        private final SslProvider provider;
+
+        Tls(SslProvider provider) {
+            this.provider = provider;
+        }
+
+        /**
+         * A context of this provider offering only h2 by ALPN, with HTTP/2's ciphers, for the server (the builder of
+         * {@link SslContextBuilder#forServer}) or a client.
+         */
+        SslContext h2Context(SslContextBuilder builder) throws Exception {
+            checkAvailable();
+            SslContext context = builder.sslProvider(provider)
+                    .ciphers(Http2SecurityUtil.CIPHERS, SupportedCipherSuiteFilter.INSTANCE)
+                    .applicationProtocolConfig(new ApplicationProtocolConfig(Protocol.ALPN,
+                            SelectorFailureBehavior.NO_ADVERTISE, SelectedListenerFailureBehavior.ACCEPT,
+                            ApplicationProtocolNames.HTTP_2))
+                    .build();
+            Class<? extends SslContext> expected = this == OPENSSL ? ReferenceCountedOpenSslContext.class
+                    : JdkSslContext.class;
+            if (!expected.isInstance(context)) {
+                ReferenceCountUtil.release(context);
+                throw new IllegalStateException("tls=" + this + " made a " + context.getClass().getName());
+            }
+            return context;
+        }
+
+        /** Throws if this engine cannot run here: OpenSSL not available, or without ALPN. */
+        void checkAvailable() {
+            if (this == OPENSSL) {
+                if (!OpenSsl.isAvailable()) {
+                    throw new IllegalStateException("OpenSSL (netty-tcnative) is not available: tls=" + this
+                            + " needs netty-tcnative-boringssl-static on the class path",
+                            OpenSsl.unavailabilityCause());
+                }
+                if (!OpenSsl.isAlpnSupported()) {
+                    throw new IllegalStateException("OpenSSL " + OpenSsl.versionString() + " without ALPN: tls="
+                            + this + " needs it");
+                }
+            }
+        }
+
+        /** The provider and its version, e.g. for a report. */
+        String describe() {
+            if (this == NONE) {
+                return "none";
+            }
+            return this == OPENSSL ? "OpenSSL " + OpenSsl.versionString()
+                    : "JDK " + System.getProperty("java.version");
+        }
+    }
+
     /** How the server uses the HTTP/2 codec. */
     public enum Pipeline {
         /** {@code HttpToHttp2ConnectionHandler} with {@code InboundHttp2ToHttpAdapter} aggregating requests. */
@@ -188,6 +284,10 @@ public final class Http2ResponseServer implements AutoCloseable {
 
     private final EventLoopGroup group;
     private final Channel channel;
+    private final Tls tls;
+    // With TLS only: the self-signed certificate and the server's context.
+    private final X509Bundle certificate;
+    private final SslContext sslContext;
     private final ByteBuf body;
     // The bodies of /bytes/N: slices of one buffer, grown on the event loop when a larger body is asked for.
     private ByteBuf bytesBody = Unpooled.EMPTY_BUFFER;
@@ -202,10 +302,27 @@ public final class Http2ResponseServer implements AutoCloseable {
     private volatile long byteBufs;
     private volatile long bytes;
     private volatile long dataFrames;
+    private volatile long tlsRecords;
+    private volatile long tlsByteBufs;
+    private volatile long tlsBytes;
+    private volatile long tlsRecordErrors;
 
     private Http2ResponseServer(Transport transport, final Distributor distributor, final Pipeline pipeline,
                                 int bodySize, SocketAddress address, int sendBufferSize,
-                                int writeBufferHighWaterMark) throws Exception {
+                                int writeBufferHighWaterMark, Tls tls) throws Exception {
+        this.tls = tls;
+        if (tls == Tls.NONE) {
+            certificate = null;
+            sslContext = null;
+        } else {
+            certificate = new CertificateBuilder()
+                    .subject("CN=" + HOST)
+                    .addSanDnsName(HOST)
+                    .setIsCertificateAuthority(true)
+                    .buildSelfSigned();
+            sslContext = tls.h2Context(SslContextBuilder.forServer(certificate.getKeyPair().getPrivate(),
+                    certificate.getCertificatePath()));
+        }
         body = Unpooled.unreleasableBuffer(Unpooled.directBuffer(bodySize).writeZero(bodySize));
         group = new MultiThreadIoEventLoopGroup(1, transport.factory());
         try {
@@ -222,17 +339,19 @@ public final class Http2ResponseServer implements AutoCloseable {
                     .childHandler(new ChannelInitializer<Channel>() {
                         @Override
                         protected void initChannel(Channel ch) {
-                            ch.pipeline().addLast(new WriteCounter());
-                            if (pipeline == Pipeline.HTTP_TO_HTTP2) {
-                                initHttpToHttp2(ch, distributor);
+                            if (sslContext == null) {
+                                ch.pipeline().addLast(new WriteCounter());
+                                initHttp2(ch.pipeline(), pipeline, distributor);
                             } else {
-                                initMultiplex(ch, distributor);
+                                ch.pipeline().addLast(new TlsRecordCounter(), sslContext.newHandler(ch.alloc()),
+                                        new WriteCounter(), new H2Negotiation(pipeline, distributor));
                             }
                         }
                     }).bind(address).sync().channel();
             eventLoopThread = group.submit(Thread::currentThread).get();
         } catch (Exception e) {
             group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            ReferenceCountUtil.release(sslContext);
             throw e;
         }
     }
@@ -264,12 +383,35 @@ public final class Http2ResponseServer implements AutoCloseable {
     public static Http2ResponseServer start(Transport transport, Distributor distributor, Pipeline pipeline,
                                             int bodySize, SocketAddress address, int sendBufferSize,
                                             int writeBufferHighWaterMark) throws Exception {
+        return start(transport, distributor, pipeline, bodySize, address, sendBufferSize, writeBufferHighWaterMark,
+                Tls.NONE);
+    }
+
+    /**
+     * {@link #start(Transport, Distributor, Pipeline, int, SocketAddress, int, int)} with HTTP/2 over TLS with ALPN h2
+     * on {@code tls}'s engine, or h2c for {@link Tls#NONE}; {@link #newClientSslContext()} makes its clients'
+     * contexts.
+     */
+    public static Http2ResponseServer start(Transport transport, Distributor distributor, Pipeline pipeline,
+                                            int bodySize, SocketAddress address, int sendBufferSize,
+                                            int writeBufferHighWaterMark, Tls tls) throws Exception {
         if (writeBufferHighWaterMark < 0) {
             throw new IllegalArgumentException("writeBufferHighWaterMark: " + writeBufferHighWaterMark
                     + " (expected: >= 0)");
         }
         return new Http2ResponseServer(transport, distributor, pipeline, bodySize, address, sendBufferSize,
-                writeBufferHighWaterMark);
+                writeBufferHighWaterMark, tls);
+    }
+
+    /**
+     * A client context of the server's {@link Tls} engine that trusts the server's certificate (for the name
+     * {@value #HOST}) and offers h2 only by ALPN; the caller releases it.
+     */
+    public SslContext newClientSslContext() throws Exception {
+        if (tls == Tls.NONE) {
+            throw new IllegalStateException("the server runs h2c (tls=NONE)");
+        }
+        return tls.h2Context(SslContextBuilder.forClient().trustManager(certificate.getCertificate()));
     }
 
     /** The address the server listens on. */
@@ -297,6 +439,29 @@ public final class Http2ResponseServer implements AutoCloseable {
         return dataFrames;
     }
 
+    /** TLS records written to the transport by the connections' {@link SslHandler}s (0 without TLS). */
+    public long tlsRecords() {
+        return tlsRecords;
+    }
+
+    /** {@link ByteBuf}s written to the transport by the connections' {@link SslHandler}s (0 without TLS). */
+    public long tlsByteBufs() {
+        return tlsByteBufs;
+    }
+
+    /** Bytes written to the transport by the connections' {@link SslHandler}s (0 without TLS). */
+    public long tlsBytes() {
+        return tlsBytes;
+    }
+
+    /**
+     * Connections whose ciphertext stopped reading as TLS records (a header of an unknown content type): their
+     * records are not counted from there on; 0 unless the counting is wrong.
+     */
+    public long tlsRecordErrors() {
+        return tlsRecordErrors;
+    }
+
     /** CPU time of the server's event-loop thread, in nanoseconds. */
     public long cpuNanos() {
         return threads.getThreadCpuTime(eventLoopThread.getId());
@@ -304,13 +469,18 @@ public final class Http2ResponseServer implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
-        channel.close().sync();
-        group.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
+        try {
+            channel.close().sync();
+            group.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
+        } finally {
+            ReferenceCountUtil.release(sslContext);
+        }
     }
 
     private String stats() {
         return "responses=" + responses + " byteBufs=" + byteBufs + " bytes=" + bytes + " dataFrames=" + dataFrames
-                + " cpuNanos=" + cpuNanos() + '\n';
+                + " cpuNanos=" + cpuNanos() + " tlsRecords=" + tlsRecords + " tlsByteBufs=" + tlsByteBufs
+                + " tlsBytes=" + tlsBytes + " tlsRecordErrors=" + tlsRecordErrors + '\n';
     }
 
     private static Http2Connection newConnection(Distributor distributor) {
@@ -322,21 +492,29 @@ public final class Http2ResponseServer implements AutoCloseable {
         return connection;
     }
 
-    private void initHttpToHttp2(Channel ch, Distributor distributor) {
+    private void initHttp2(ChannelPipeline p, Pipeline pipeline, Distributor distributor) {
+        if (pipeline == Pipeline.HTTP_TO_HTTP2) {
+            initHttpToHttp2(p, distributor);
+        } else {
+            initMultiplex(p, distributor);
+        }
+    }
+
+    private void initHttpToHttp2(ChannelPipeline p, Distributor distributor) {
         Http2Connection connection = newConnection(distributor);
-        ch.pipeline().addLast(new HttpToHttp2ConnectionHandlerBuilder()
+        p.addLast(new HttpToHttp2ConnectionHandlerBuilder()
                 .connection(connection)
                 .frameListener(new InboundHttp2ToHttpAdapterBuilder(connection)
                         .maxContentLength(1024 * 1024).propagateSettings(false).build())
                 .build());
-        ch.pipeline().addLast(fullResponder);
+        p.addLast(fullResponder);
     }
 
-    private void initMultiplex(Channel ch, Distributor distributor) {
+    private void initMultiplex(ChannelPipeline p, Distributor distributor) {
         Http2FrameCodecBuilder builder = distributor == Distributor.DEFAULT ? Http2FrameCodecBuilder.forServer()
                 : new ConnectionFrameCodecBuilder(newConnection(distributor));
-        ch.pipeline().addLast(builder.build());
-        ch.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
+        p.addLast(builder.build());
+        p.addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
             @Override
             protected void initChannel(Channel child) {
                 child.pipeline().addLast(streamResponder);
@@ -352,7 +530,76 @@ public final class Http2ResponseServer implements AutoCloseable {
         }
     }
 
-    /** Counts what the server writes at the head of its pipeline. */
+    /** Adds the HTTP/2 handlers once ALPN agreed on h2; closes the connection otherwise. */
+    private final class H2Negotiation extends ApplicationProtocolNegotiationHandler {
+        private final Pipeline pipeline;
+        private final Distributor distributor;
+
+        H2Negotiation(Pipeline pipeline, Distributor distributor) {
+            // A client that does not use ALPN reads as one of HTTP/1.1, which is refused.
+            super(ApplicationProtocolNames.HTTP_1_1);
+            this.pipeline = pipeline;
+            this.distributor = distributor;
+        }
+
+        @Override
+        protected void configurePipeline(ChannelHandlerContext ctx, String protocol) {
+            if (!ApplicationProtocolNames.HTTP_2.equals(protocol)) {
+                throw new IllegalStateException("ALPN agreed on " + protocol + ", not h2");
+            }
+            initHttp2(ctx.pipeline(), pipeline, distributor);
+        }
+    }
+
+    /**
+     * Counts the TLS records, {@link ByteBuf}s and bytes the {@link SslHandler} writes to the transport: it reads the
+     * 5-byte header of each record (its content type and length, wherever the header and the record's end fall in
+     * the buffers) and skips the record's body, so a record costs a few byte reads whatever its size.
+     */
+    private final class TlsRecordCounter extends ChannelOutboundHandlerAdapter {
+        // Bytes of the current record's body not written yet.
+        private int bodyRemaining;
+        // Bytes of the next record's header seen so far (0 to 4), and its length as far as read.
+        private int headerRead;
+        private int recordLength;
+        private boolean lost;
+
+        @Override
+        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+            if (msg instanceof ByteBuf) {
+                ByteBuf buf = (ByteBuf) msg;
+                tlsByteBufs++;
+                int index = buf.readerIndex();
+                int end = buf.writerIndex();
+                tlsBytes += end - index;
+                while (index < end && !lost) {
+                    if (bodyRemaining > 0) {
+                        int skip = Math.min(bodyRemaining, end - index);
+                        bodyRemaining -= skip;
+                        index += skip;
+                        continue;
+                    }
+                    int b = buf.getUnsignedByte(index++);
+                    if (headerRead == 0 && (b < TLS_MIN_CONTENT_TYPE || b > TLS_MAX_CONTENT_TYPE)) {
+                        lost = true;
+                        tlsRecordErrors++;
+                    } else if (headerRead == TLS_RECORD_HEADER_LENGTH - 2) {
+                        recordLength = b << 8;
+                    } else if (headerRead == TLS_RECORD_HEADER_LENGTH - 1) {
+                        bodyRemaining = recordLength | b;
+                        headerRead = -1;
+                        tlsRecords++;
+                    }
+                    headerRead++;
+                }
+            }
+            ctx.write(msg, promise);
+        }
+    }
+
+    /**
+     * Counts what the HTTP/2 codec writes: at the head of the pipeline, or into the {@link SslHandler} with TLS.
+     */
     private final class WriteCounter extends ChannelOutboundHandlerAdapter {
         @Override
         public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
@@ -481,9 +728,10 @@ public final class Http2ResponseServer implements AutoCloseable {
     /**
      * Runs the server until the process is stopped, then prints its counters:
      * {@code [--transport=NIO|EPOLL|IO_URING] [--distributor=DEFAULT|WFQ|UNIFORM_1K|UNIFORM_16K]
-     * [--pipeline=HTTP_TO_HTTP2|MULTIPLEX] [--body=BYTES] [--port=PORT] [--sndbuf=BYTES] [--hwm=BYTES]} (defaults:
-     * IO_URING, DEFAULT, HTTP_TO_HTTP2, 65536, 8080, 0: the kernel's autotuned send buffer, 0: Netty's write buffer
-     * high water mark). It listens on 127.0.0.1 only.
+     * [--pipeline=HTTP_TO_HTTP2|MULTIPLEX] [--body=BYTES] [--port=PORT] [--sndbuf=BYTES] [--hwm=BYTES]
+     * [--tls=NONE|JDK|OPENSSL]} (defaults: IO_URING, DEFAULT, HTTP_TO_HTTP2, 65536, 8080, 0: the kernel's autotuned
+     * send buffer, 0: Netty's write buffer high water mark, NONE: h2c). It listens on 127.0.0.1 only; with TLS, its
+     * self-signed certificate names {@value #HOST} (clients such as h2load do not check it).
      */
     public static void main(String[] args) throws Exception {
         Transport transport = Transport.IO_URING;
@@ -493,6 +741,7 @@ public final class Http2ResponseServer implements AutoCloseable {
         int port = 8080;
         int sendBufferSize = 0;
         int writeBufferHighWaterMark = 0;
+        Tls tls = Tls.NONE;
         for (String arg : args) {
             int eq = arg.indexOf('=');
             String name = eq < 0 ? arg : arg.substring(0, eq);
@@ -511,9 +760,11 @@ public final class Http2ResponseServer implements AutoCloseable {
                 sendBufferSize = Integer.parseInt(value);
             } else if ("--hwm".equals(name)) {
                 writeBufferHighWaterMark = Integer.parseInt(value);
+            } else if ("--tls".equals(name)) {
+                tls = parse(Tls.class, name, value);
             } else {
                 throw new IllegalArgumentException("unknown option: " + arg + " (known: --transport, --distributor, "
-                        + "--pipeline, --body, --port, --sndbuf, --hwm)");
+                        + "--pipeline, --body, --port, --sndbuf, --hwm, --tls)");
             }
         }
         if (ResponseTrace.ENABLED) {
@@ -521,14 +772,14 @@ public final class Http2ResponseServer implements AutoCloseable {
                     + " is for Http2ResponseBenchmark, whose client stamps and reports the responses");
         }
         final Http2ResponseServer server = start(transport, distributor, pipeline, bodySize,
-                new InetSocketAddress("127.0.0.1", port), sendBufferSize, writeBufferHighWaterMark);
+                new InetSocketAddress("127.0.0.1", port), sendBufferSize, writeBufferHighWaterMark, tls);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.print("final " + server.stats());
             System.out.flush();
         }));
         System.out.println("listening on " + server.localAddress() + " transport=" + transport + " distributor="
                 + distributor + " pipeline=" + pipeline + " body=" + bodySize + " hwm=" + writeBufferHighWaterMark
-                + " netty="
+                + " tls=" + tls + " (" + tls.describe() + ") netty="
                 + Http2Connection.class.getPackage().getImplementationVersion());
         System.out.flush();
         server.channel.closeFuture().sync();
