@@ -20,6 +20,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.uring.IoUring;
+import io.netty.handler.ssl.OpenSsl;
 import io.netty.util.ResourceLeakDetector;
 import io.netty.util.ResourceLeakDetectorFactory;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -58,9 +59,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The soak and fault run of HTTP/2 servers under hostile clients (issue 13): not a timed test but a run with a
  * report, started only by the {@code soak} profile ({@code ./mvnw -pl testsuite verify -Psoak -Dsoak.duration=60s}).
  * <p>
- * Each server configuration (transport x pipeline) runs in turn for its share of {@code soak.duration}: tens of
- * client connections of every {@link SoakClient.Kind} at once, then a drain, then the event-loop shutdown fault, then
- * the leak check. The table at the end judges every configuration; any breach fails the run.
+ * Each server configuration (transport x pipeline, h2c or HTTP/2 over TLS with ALPN h2 on OpenSSL or the JDK's
+ * engine, issue 27) runs in turn for its share of {@code soak.duration}: tens of client connections of every
+ * {@link SoakClient.Kind} at once (over TLS also those that break their TLS), then a drain, then the event-loop
+ * shutdown fault, then the leak check. The table at the end judges every configuration; any breach fails the run.
  */
 public class Http2SoakRun {
     private static final InternalLogger logger;
@@ -89,6 +91,28 @@ public class Http2SoakRun {
      * and thread), the only part of the bound that is not per connection or per response byte.
      */
     static final long ALLOCATOR_SLACK = 64L * 1024 * 1024;
+    /**
+     * What a TLS connection's {@code SslHandler} may hold in direct memory beyond the above: one record being
+     * wrapped (its plaintext and its ciphertext) and one partial record received, each at most a TLS record of 16 KiB
+     * of plaintext, its 2 KiB of expansion and its 5-byte header.
+     */
+    static final long TLS_PER_CONNECTION = 3L * (16 * 1024 + 2048 + 5);
+    /** The TLS configurations of a run without {@code soak.configs}, next to every h2c one. */
+    static final String[] DEFAULT_TLS_CONFIGS = {"io_uring/codec/openssl", "io_uring/handler/jdk"};
+
+    /** The clients of an h2c configuration, in turn: each new connection is of the next kind. */
+    private static final SoakClient.Kind[] ROTATION = {
+        SoakClient.Kind.NORMAL, SoakClient.Kind.SLOW, SoakClient.Kind.STORM, SoakClient.Kind.FLIP,
+        SoakClient.Kind.NORMAL, SoakClient.Kind.RESET, SoakClient.Kind.ABORT_RST, SoakClient.Kind.GREEDY,
+        SoakClient.Kind.NORMAL, SoakClient.Kind.FAULT, SoakClient.Kind.ABORT_HALF, SoakClient.Kind.SLOW,
+    };
+    /** The clients of a TLS configuration: those of h2c and the ones that break their TLS. */
+    private static final SoakClient.Kind[] TLS_ROTATION = {
+        SoakClient.Kind.NORMAL, SoakClient.Kind.SLOW, SoakClient.Kind.HANDSHAKE_ABORT, SoakClient.Kind.STORM,
+        SoakClient.Kind.FLIP, SoakClient.Kind.NORMAL, SoakClient.Kind.RESET, SoakClient.Kind.TRUNCATED_RECORD,
+        SoakClient.Kind.ABORT_RST, SoakClient.Kind.GREEDY, SoakClient.Kind.NORMAL, SoakClient.Kind.FAULT,
+        SoakClient.Kind.CLOSE_NOTIFY, SoakClient.Kind.ABORT_HALF, SoakClient.Kind.SLOW,
+    };
 
     private static final BufferPoolMXBean DIRECT_POOL = directPool();
 
@@ -109,7 +133,8 @@ public class Http2SoakRun {
                 + ", io_uring multishot accept " + IoUring.isAcceptMultishotEnabled()
                 + ", soak.closingLoops " + SoakServer.CLOSING_LOOPS
                 + ", allocator " + ByteBufAllocator.DEFAULT.getClass().getSimpleName()
-                + ", send_zc " + (sendZcSupported() ? "supported" : "NOT supported (io_uring+zc writes copy)");
+                + ", send_zc " + (sendZcSupported() ? "supported" : "NOT supported (io_uring+zc writes copy)")
+                + tlsHeader(configs);
         logger.info(header);
         // The allocator grows its retained chunks once, in the first phase of the JVM; later phases start with them in
         // their baseline. A short warm-up phase of the first configuration takes that growth, so that the first
@@ -117,14 +142,14 @@ public class Http2SoakRun {
         // for its direct memory.
         String[] first = configs.get(0);
         SoakStats warmUp = runConfig(SoakServer.Transport.valueOf(first[0]), SoakServer.Pipeline.valueOf(first[1]),
-                MIN_PHASE_MILLIS, seed - 1);
+                SoakTls.Mode.valueOf(first[2]), MIN_PHASE_MILLIS, seed - 1);
         warmUp.warmUp = true;
         logger.info("soak: warm-up " + warmUp.config + " done (direct memory not judged): " + row(warmUp));
         List<SoakStats> results = new ArrayList<>();
         for (String[] config : configs) {
             SoakServer.Transport transport = SoakServer.Transport.valueOf(config[0]);
             SoakServer.Pipeline pipeline = SoakServer.Pipeline.valueOf(config[1]);
-            SoakStats stats = runConfig(transport, pipeline, phaseMillis, seed++);
+            SoakStats stats = runConfig(transport, pipeline, SoakTls.Mode.valueOf(config[2]), phaseMillis, seed++);
             results.add(stats);
             logger.info("soak: " + stats.config + " done: " + row(stats));
         }
@@ -150,13 +175,17 @@ public class Http2SoakRun {
     }
 
     private static SoakStats runConfig(SoakServer.Transport transport, SoakServer.Pipeline pipeline,
-                                       long phaseMillis, long seed) throws Exception {
-        SoakStats stats = new SoakStats(transport.label() + " " + pipeline.label());
+                                       SoakTls.Mode tlsMode, long phaseMillis, long seed) throws Exception {
+        boolean overTls = tlsMode != SoakTls.Mode.NONE;
+        SoakStats stats = new SoakStats(transport.label() + " " + pipeline.label()
+                + (overTls ? " " + tlsMode.label() : ""), overTls);
         long start = System.nanoTime();
         long leaksBefore = LEAKS.get();
         SoakServer.CONNECTIONS_BY_PEER_PORT.clear();
         SoakServer.ACCEPTED_BY_PEER_PORT.clear();
-        SoakServer server = new SoakServer(transport, pipeline, stats);
+        SoakServer.TLS_BROKEN_BY_PEER_PORT.clear();
+        SoakTls tls = overTls ? new SoakTls(tlsMode) : null;
+        SoakServer server = new SoakServer(transport, pipeline, tls, stats);
         EventLoopGroup clients = new MultiThreadIoEventLoopGroup(2,
                 new DefaultThreadFactory("soak-client", true), NioIoHandler.newFactory());
         DirectMemorySampler sampler = new DirectMemorySampler();
@@ -168,11 +197,7 @@ public class Http2SoakRun {
             sampler.start();
 
             // Load: CONCURRENT_SESSIONS connections at any time, each of the next kind, until the phase ends.
-            SoakClient.Kind[] rotation = {
-                SoakClient.Kind.NORMAL, SoakClient.Kind.SLOW, SoakClient.Kind.STORM, SoakClient.Kind.FLIP,
-                SoakClient.Kind.NORMAL, SoakClient.Kind.RESET, SoakClient.Kind.ABORT_RST, SoakClient.Kind.GREEDY,
-                SoakClient.Kind.NORMAL, SoakClient.Kind.FAULT, SoakClient.Kind.ABORT_HALF, SoakClient.Kind.SLOW,
-            };
+            SoakClient.Kind[] rotation = tls == null ? ROTATION : TLS_ROTATION;
             Semaphore permits = new Semaphore(CONCURRENT_SESSIONS);
             Set<SoakClient> live = ConcurrentHashMap.newKeySet();
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(phaseMillis);
@@ -181,8 +206,8 @@ public class Http2SoakRun {
                 if (!permits.tryAcquire(100, TimeUnit.MILLISECONDS)) {
                     continue;
                 }
-                SoakClient client = new SoakClient(rotation[session % rotation.length], stats, seed * 31 + session,
-                        session);
+                SoakClient client = new SoakClient(rotation[session % rotation.length], tls, stats,
+                        seed * 31 + session, session);
                 session++;
                 live.add(client);
                 client.start(clients, address).addListener(f -> {
@@ -204,7 +229,8 @@ public class Http2SoakRun {
             List<SoakClient> pending = new ArrayList<>();
             List<Future<Void>> pendingDone = new ArrayList<>();
             for (int i = 0; i < PENDING_SESSIONS; i++) {
-                SoakClient client = new SoakClient(SoakClient.Kind.PENDING, stats, seed * 31 + session, session);
+                SoakClient client = new SoakClient(SoakClient.Kind.PENDING, tls, stats, seed * 31 + session,
+                        session);
                 session++;
                 client.onFirstData(pendingStarted::countDown);
                 pending.add(client);
@@ -253,12 +279,17 @@ public class Http2SoakRun {
             clients.shutdownGracefully(0, SHUTDOWN_SECONDS, TimeUnit.SECONDS).await(SHUTDOWN_SECONDS,
                     TimeUnit.SECONDS);
             sampler.stop();
+            if (tls != null) {
+                // Before the leak check: OpenSSL's contexts are reference counted and tracked.
+                tls.close();
+            }
         }
         flushLeaks();
         stats.leaks = LEAKS.get() - leaksBefore;
         stats.peakDirect = sampler.peak();
         stats.directBound = stats.baselineDirect + ALLOCATOR_SLACK + stats.peakHeldBytes.get()
-                + PER_CONNECTION_BOUND * (stats.peakServerConnections.get() + stats.peakClientConnections.get());
+                + (PER_CONNECTION_BOUND + (tls == null ? 0 : TLS_PER_CONNECTION))
+                * (stats.peakServerConnections.get() + stats.peakClientConnections.get());
         stats.durationMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         return stats;
     }
@@ -294,6 +325,24 @@ public class Http2SoakRun {
         return null;
     }
 
+    /** The TLS providers of the run's configurations, for the report's header. */
+    private static String tlsHeader(List<String[]> configs) {
+        boolean openSsl = false;
+        boolean jdk = false;
+        for (String[] config : configs) {
+            openSsl |= SoakTls.Mode.valueOf(config[2]) == SoakTls.Mode.OPENSSL;
+            jdk |= SoakTls.Mode.valueOf(config[2]) == SoakTls.Mode.JDK;
+        }
+        if (!openSsl && !jdk) {
+            return "";
+        }
+        return ", TLS with ALPN h2 (self-signed certificate made for the run) on "
+                + (openSsl ? OpenSsl.versionString() + " (netty-tcnative)" : "")
+                + (openSsl && jdk ? " and " : "")
+                + (jdk ? "the JDK's engine (Java " + System.getProperty("java.version") + ")" : "")
+                + ", soak.tlsLinger " + SoakServer.TLS_LINGER_MILLIS + " ms";
+    }
+
     private static boolean sendZcSupported() {
         try {
             java.lang.reflect.Method m = IoUring.class.getDeclaredMethod("isSendZcSupported");
@@ -321,17 +370,33 @@ public class Http2SoakRun {
         }
     }
 
-    /** All configurations, or those named in {@code soak.configs} (e.g. {@code io_uring/codec,nio/handler}). */
+    /**
+     * Every h2c configuration and {@link #DEFAULT_TLS_CONFIGS}, or those named in {@code soak.configs} (e.g.
+     * {@code io_uring/codec,nio/handler,io_uring/codec/openssl}): transport/pipeline for h2c, transport/pipeline/tls
+     * with tls {@code openssl} or {@code jdk} for HTTP/2 over TLS.
+     */
     static List<String[]> configs(String names) {
         Map<String, String[]> all = new LinkedHashMap<>();
-        for (SoakServer.Transport t : SoakServer.Transport.values()) {
-            for (SoakServer.Pipeline p : SoakServer.Pipeline.values()) {
-                all.put(t.label() + "/" + (p == SoakServer.Pipeline.HANDLER ? "handler" : "codec"),
-                        new String[] {t.name(), p.name()});
+        for (SoakTls.Mode tls : SoakTls.Mode.values()) {
+            for (SoakServer.Transport t : SoakServer.Transport.values()) {
+                for (SoakServer.Pipeline p : SoakServer.Pipeline.values()) {
+                    all.put(t.label() + "/" + (p == SoakServer.Pipeline.HANDLER ? "handler" : "codec")
+                                    + (tls == SoakTls.Mode.NONE ? "" : "/" + tls.key()),
+                            new String[] {t.name(), p.name(), tls.name()});
+                }
             }
         }
         if (names.trim().isEmpty()) {
-            return new ArrayList<>(all.values());
+            List<String[]> chosen = new ArrayList<>();
+            for (String[] config : all.values()) {
+                if (SoakTls.Mode.valueOf(config[2]) == SoakTls.Mode.NONE) {
+                    chosen.add(config);
+                }
+            }
+            for (String name : DEFAULT_TLS_CONFIGS) {
+                chosen.add(all.get(name));
+            }
+            return chosen;
         }
         List<String[]> chosen = new ArrayList<>();
         for (String name : names.split(",")) {
@@ -348,13 +413,15 @@ public class Http2SoakRun {
     private static String report(String header, List<SoakStats> results) {
         StringBuilder sb = new StringBuilder();
         sb.append('\n').append(header).append("\n\n");
-        sb.append("| server | conns | requests | intact | RST by client | refused (server RST) | other server RST"
-                + " | refused by GOAWAY | aborted by fault | lost | unfinished | corrupt | stalled | leaks"
+        sb.append("| server | conns | TLS handshakes (broken by client; of them, timed out on the server)"
+                + " | requests | intact | RST by client"
+                + " | refused (server RST) | other server RST | refused by GOAWAY | aborted by fault | lost"
+                + " | unfinished | corrupt | stalled | leaks"
                 + " | unexpected exc (expected) | client errors | peak direct / bound MiB | held bodies peak MiB"
                 + " | writability ev/MiB | MiB received | loops that skipped their close"
                 + " | clients left open by a closed server | verdict |\n");
         sb.append("|---|");
-        for (int i = 0; i < 21; i++) {
+        for (int i = 0; i < 22; i++) {
             sb.append("---:|");
         }
         sb.append("---|\n");
@@ -381,6 +448,16 @@ public class Http2SoakRun {
             s.expectedKinds.forEach((k, v) -> sb.append("- ").append(s.config).append(": ").append(v.sum())
                     .append(" x ").append(k).append('\n'));
         }
+        if (results.stream().anyMatch(s -> s.tls)) {
+            sb.append("\nTLS sessions of the clients, and the server's handshakes the clients broke (their cause):")
+                    .append('\n');
+            for (SoakStats s : results) {
+                s.tlsSessions.forEach((k, v) -> sb.append("- ").append(s.config).append(": ").append(v.sum())
+                        .append(" x ").append(k).append('\n'));
+                s.tlsBrokenKinds.forEach((k, v) -> sb.append("- ").append(s.config).append(": ").append(v.sum())
+                        .append(" x broken: ").append(k).append('\n'));
+            }
+        }
         synchronized (LEAK_REPORTS) {
             for (String leak : LEAK_REPORTS) {
                 sb.append("\nLEAK: ").append(leak).append('\n');
@@ -394,6 +471,8 @@ public class Http2SoakRun {
         double mib = 1024.0 * 1024.0;
         return "| " + s.config
                 + " | " + s.clientConnections.sum()
+                + " | " + (s.tls ? s.tlsHandshakes.sum() + " (" + s.tlsHandshakesBrokenByClient.sum() + "; "
+                        + s.tlsBrokenNoticedLate.sum() + ")" : "-")
                 + " | " + s.requests.sum()
                 + " | " + s.intact.sum()
                 + " | " + s.resetByClient.sum()

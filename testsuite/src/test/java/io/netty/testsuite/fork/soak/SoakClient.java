@@ -18,11 +18,13 @@ package io.netty.testsuite.fork.soak;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
@@ -42,11 +44,14 @@ import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2LocalFlowController;
 import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.handler.codec.http2.Http2Stream;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Promise;
 import io.netty.util.concurrent.ScheduledFuture;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
@@ -88,7 +93,19 @@ final class SoakClient extends Http2FrameAdapter {
         /** Asks for a server-side fault: close or shutdownOutput under in-flight writes, or a server GOAWAY. */
         FAULT(12, 6, MIB, MIB, 4 * MIB),
         /** Never gives window back: the server keeps responses pending until its event loops are shut down. */
-        PENDING(8, 8, MIB, 16 * 1024, 65535);
+        PENDING(8, 8, MIB, 16 * 1024, 65535),
+        /**
+         * TLS only: closes its connection in the middle of the handshake, with RST (SO_LINGER 0) or FIN, right after
+         * its ClientHello was written or when the server's first handshake bytes arrive (unread).
+         */
+        HANDSHAKE_ABORT(0, 1, MIB, MIB, 4 * MIB),
+        /**
+         * TLS only: writes part of a TLS record, then closes (FIN): of its ClientHello, of its last handshake flight,
+         * or of a record in the middle of its streams (a PING's, while the server writes).
+         */
+        TRUNCATED_RECORD(20, 10, MIB, MIB, 4 * MIB),
+        /** TLS only: sends close_notify and closes (FIN) while the server writes. */
+        CLOSE_NOTIFY(20, 10, MIB, MIB, 4 * MIB);
 
         final int streams;
         final int concurrency;
@@ -106,6 +123,22 @@ final class SoakClient extends Http2FrameAdapter {
     }
 
     private enum Outcome { INTACT, CORRUPT, RESET_BY_CLIENT, REFUSED, RESET_BY_SERVER, GOAWAY, ABORTED, LOST }
+
+    /** Where a {@link Kind#HANDSHAKE_ABORT} or {@link Kind#TRUNCATED_RECORD} client breaks its TLS. */
+    private enum Break {
+        /** Nothing: the other kinds. */
+        NONE,
+        /** {@link Kind#HANDSHAKE_ABORT}: once its ClientHello was written. */
+        AFTER_CLIENT_HELLO,
+        /** {@link Kind#HANDSHAKE_ABORT}: on the server's first bytes, which it does not read. */
+        ON_SERVER_FLIGHT,
+        /** {@link Kind#TRUNCATED_RECORD}: its first write, the ClientHello, cut short. */
+        TRUNCATED_CLIENT_HELLO,
+        /** {@link Kind#TRUNCATED_RECORD}: its second write (its last handshake flight) cut short. */
+        TRUNCATED_HANDSHAKE,
+        /** {@link Kind#TRUNCATED_RECORD}: a record written in the middle of its streams cut short. */
+        TRUNCATED_MID_STREAM
+    }
 
     /** A stream the client opened. */
     private static final class StreamRecord {
@@ -133,6 +166,11 @@ final class SoakClient extends Http2FrameAdapter {
     }
 
     private final Kind kind;
+    /** {@code null} for h2c. */
+    private final SoakTls tls;
+    private final Break tlsBreak;
+    /** {@link Kind#HANDSHAKE_ABORT}: RST (SO_LINGER 0) rather than FIN. */
+    private final boolean breakWithRst;
     private final SoakStats stats;
     private final Random random;
     private final int sessionNumber;
@@ -142,6 +180,13 @@ final class SoakClient extends Http2FrameAdapter {
     private Promise<Void> done;
     private ChannelHandlerContext ctx;
     private Channel channel;
+    private SslHandler sslHandler;
+    /** The client's raw writes (TLS records) so far, counted by {@link Wire}. */
+    private int wireWrites;
+    /** {@link Break#TRUNCATED_MID_STREAM}: the next raw write is cut short. */
+    private boolean truncateNextWrite;
+    /** Once the client broke its TLS: raw writes after it are dropped, the connection is closing. */
+    private boolean wireBroken;
     private int started;
     private int active;
     private boolean faulted;
@@ -159,11 +204,28 @@ final class SoakClient extends Http2FrameAdapter {
     private ScheduledFuture<?> stallChecker;
     private Runnable firstData;
 
-    SoakClient(Kind kind, SoakStats stats, long seed, int sessionNumber) {
+    SoakClient(Kind kind, SoakTls tls, SoakStats stats, long seed, int sessionNumber) {
+        if (tls == null && (kind == Kind.HANDSHAKE_ABORT || kind == Kind.TRUNCATED_RECORD
+                || kind == Kind.CLOSE_NOTIFY)) {
+            throw new IllegalArgumentException(kind + " needs TLS");
+        }
         this.kind = kind;
+        this.tls = tls;
         this.stats = stats;
         this.sessionNumber = sessionNumber;
         random = new Random(seed);
+        // Random choices of the TLS kinds only, so that a seed repeats the other kinds' sessions as before them.
+        if (kind == Kind.HANDSHAKE_ABORT) {
+            tlsBreak = random.nextBoolean() ? Break.AFTER_CLIENT_HELLO : Break.ON_SERVER_FLIGHT;
+            breakWithRst = random.nextBoolean();
+        } else if (kind == Kind.TRUNCATED_RECORD) {
+            Break[] breaks = {Break.TRUNCATED_CLIENT_HELLO, Break.TRUNCATED_HANDSHAKE, Break.TRUNCATED_MID_STREAM};
+            tlsBreak = breaks[random.nextInt(breaks.length)];
+            breakWithRst = false;
+        } else {
+            tlsBreak = Break.NONE;
+            breakWithRst = false;
+        }
         connection = new DefaultHttp2Connection(false);
         if (kind == Kind.STORM) {
             // Each consumed byte below the ratio's threshold sends its own WINDOW_UPDATE.
@@ -182,7 +244,8 @@ final class SoakClient extends Http2FrameAdapter {
                 // passes the encoder's default limit (200 in 30 s) and the client would close its own connection.
                 .encoderEnforceMaxRstFramesPerWindow(0, 0)
                 .build();
-        if (kind == Kind.ABORT_RST || kind == Kind.ABORT_HALF) {
+        if (kind == Kind.ABORT_RST || kind == Kind.ABORT_HALF || kind == Kind.CLOSE_NOTIFY
+                || tlsBreak == Break.TRUNCATED_MID_STREAM) {
             abortAt = 64 * 1024 + random.nextInt(2 * MIB);
         }
         if (kind == Kind.FAULT) {
@@ -197,28 +260,25 @@ final class SoakClient extends Http2FrameAdapter {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                            @Override
-                            public void channelRead(ChannelHandlerContext c, Object msg) {
-                                if (msg instanceof ByteBuf) {
-                                    bytesRead += ((ByteBuf) msg).readableBytes();
-                                }
-                                c.fireChannelRead(msg);
-                            }
-
-                            @Override
-                            public void channelInactive(ChannelHandlerContext c) throws Exception {
-                                // Before the HTTP/2 handler closes the streams: they are lost with the connection.
-                                channelClosed = true;
-                                super.channelInactive(c);
-                            }
-                        });
+                        channel = ch;
+                        ch.pipeline().addLast(new Wire());
+                        if (tls != null) {
+                            // The HTTP/2 handler's preface waits in the SslHandler until the handshake is done.
+                            sslHandler = tls.newClientHandler(ch.alloc(), server.getPort());
+                            ch.pipeline().addLast(sslHandler);
+                        }
                         ch.pipeline().addLast(handler);
                         ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
                             @Override
                             public void channelActive(ChannelHandlerContext c) throws Exception {
                                 super.channelActive(c);
-                                begin(ch);
+                                if (sslHandler == null) {
+                                    begin(ch);
+                                } else {
+                                    sslHandler.handshakeFuture().addListener(f -> handshakeDone(ch, f.cause()));
+                                    ch.eventLoop().schedule(() -> checkHandshakeStall(ch), STALL_NANOS,
+                                            TimeUnit.NANOSECONDS);
+                                }
                             }
 
                             @Override
@@ -275,6 +335,43 @@ final class SoakClient extends Http2FrameAdapter {
     /** Runs {@code task} once, on the event loop, when the first DATA of the session arrives; set before start. */
     void onFirstData(Runnable task) {
         firstData = task;
+    }
+
+    /** TLS: the streams begin once the handshake agreed on h2; a well-behaved client's failed handshake is an error. */
+    private void handshakeDone(Channel ch, Throwable cause) throws Http2Exception {
+        if (faulted) {
+            // The client broke its handshake (its engine may count it complete once its last flight was wrapped, cut
+            // short below it): the connection is closing.
+            return;
+        }
+        if (cause != null) {
+            // SslHandler closes the connection.
+            clientError("TLS handshake", cause);
+            return;
+        }
+        String problem = tls.problem(sslHandler);
+        if (problem == null && tlsBreak != Break.NONE && tlsBreak != Break.TRUNCATED_MID_STREAM) {
+            problem = "completed before the client broke it (" + tlsBreak + ")";
+        }
+        if (problem != null) {
+            clientError("TLS handshake: " + problem, null);
+            ch.close();
+            return;
+        }
+        stats.tlsSession(SoakTls.describe(sslHandler));
+        begin(ch);
+    }
+
+    /** TLS: a handshake that a well-behaved client did not complete within the stall time is a stall. */
+    private void checkHandshakeStall(Channel ch) {
+        if (faulted || channelClosed || sslHandler.handshakeFuture().isDone()) {
+            return;
+        }
+        stats.stalled.increment();
+        SoakServer.describeStall("client: " + stats.config + " " + kind + " session " + sessionNumber
+                + ": TLS handshake not done after " + TimeUnit.NANOSECONDS.toSeconds(STALL_NANOS) + " s, bytes read "
+                + bytesRead + ", raw writes " + wireWrites, ((InetSocketAddress) ch.localAddress()).getPort(), 0,
+                stats);
     }
 
     private void begin(Channel ch) throws Http2Exception {
@@ -337,8 +434,8 @@ final class SoakClient extends Http2FrameAdapter {
         records.put(id, r);
         stats.requests.increment();
         active++;
-        Http2Headers headers = new DefaultHttp2Headers().method("GET").scheme("http").authority("soak")
-                .path(SoakBodies.path(route, seed, size));
+        Http2Headers headers = new DefaultHttp2Headers().method("GET").scheme(tls == null ? "http" : "https")
+                .authority(tls == null ? "soak" : SoakTls.HOST).path(SoakBodies.path(route, seed, size));
         handler.encoder().writeHeaders(ctx, id, headers, 0, true, ctx.newPromise()).addListener(f -> {
             if (!f.isSuccess() && r.outcome == null) {
                 if (connection.goAwayReceived()) {
@@ -485,11 +582,27 @@ final class SoakClient extends Http2FrameAdapter {
         }
         if (abortAt > 0 && receivedTotal >= abortAt && !faulted) {
             faulted = true;
-            if (kind == Kind.ABORT_RST) {
-                channel.config().setOption(ChannelOption.SO_LINGER, 0);
-                channel.pipeline().firstContext().close();
-            } else {
-                ((SocketChannel) channel).shutdownOutput();
+            switch (kind) {
+                case ABORT_RST:
+                    channel.config().setOption(ChannelOption.SO_LINGER, 0);
+                    channel.pipeline().firstContext().close();
+                    break;
+                case ABORT_HALF:
+                    ((SocketChannel) channel).shutdownOutput();
+                    break;
+                case CLOSE_NOTIFY:
+                    // TLS's own close while the server writes, then FIN under whatever the server still sends (in a
+                    // task: not from the write's completion).
+                    sslHandler.closeOutbound().addListener(f -> channel.eventLoop().execute(
+                            () -> channel.pipeline().firstContext().close()));
+                    break;
+                default:
+                    // TRUNCATED_RECORD: the PING's record leaves cut short (Wire), then the connection closes.
+                    brokeTls(channel);
+                    truncateNextWrite = true;
+                    handler.encoder().writePing(ctx, false, random.nextLong(), ctx.newPromise());
+                    ctx.flush();
+                    break;
             }
         }
     }
@@ -689,6 +802,89 @@ final class SoakClient extends Http2FrameAdapter {
                     + key.readyOps();
         } catch (ReflectiveOperationException | RuntimeException e) {
             return "key: " + e;
+        }
+    }
+
+    /** Tells the server, before the client breaks its TLS, that its connection's TLS failures are the client's. */
+    private void brokeTls(Channel ch) {
+        faulted = true;
+        SoakServer.TLS_BROKEN_BY_PEER_PORT.add(((InetSocketAddress) ch.localAddress()).getPort());
+    }
+
+    /**
+     * The client's end of the wire, first in its pipeline: counts the bytes read, marks the connection closed before
+     * the HTTP/2 handler closes its streams, and breaks the TLS under the client's {@link SslHandler} where its
+     * {@link Break} says.
+     */
+    private final class Wire extends ChannelDuplexHandler {
+        @Override
+        public void channelRead(ChannelHandlerContext c, Object msg) {
+            if (msg instanceof ByteBuf) {
+                bytesRead += ((ByteBuf) msg).readableBytes();
+            }
+            if (wireBroken) {
+                ReferenceCountUtil.release(msg);
+            } else if (tlsBreak == Break.ON_SERVER_FLIGHT) {
+                // The server's first handshake bytes: never read, the connection ends here.
+                ReferenceCountUtil.release(msg);
+                abortHandshake(c);
+            } else {
+                c.fireChannelRead(msg);
+            }
+        }
+
+        @Override
+        public void write(ChannelHandlerContext c, Object msg, ChannelPromise promise) {
+            if (tls == null) {
+                c.write(msg, promise);
+                return;
+            }
+            if (wireBroken || !(msg instanceof ByteBuf)) {
+                ReferenceCountUtil.release(msg);
+                promise.setFailure(new ClosedChannelException());
+                return;
+            }
+            ByteBuf record = (ByteBuf) msg;
+            wireWrites++;
+            // The connection ends in a task of its own once the write completed: not from the write's completion,
+            // whose outbound buffer is still being worked through (the close fails what is left in it).
+            if (tlsBreak == Break.AFTER_CLIENT_HELLO && wireWrites == 1) {
+                wireBroken = true;
+                c.write(record, promise).addListener(f -> c.executor().execute(() -> abortHandshake(c)));
+            } else if (tlsBreak == Break.TRUNCATED_CLIENT_HELLO && wireWrites == 1
+                    || tlsBreak == Break.TRUNCATED_HANDSHAKE && wireWrites == 2 || truncateNextWrite) {
+                // At least its last byte missing: the server holds an incomplete record when the connection ends.
+                int keep = 1 + random.nextInt(record.readableBytes() - 1);
+                ByteBuf part = record.retainedSlice(record.readerIndex(), keep);
+                record.release();
+                if (!faulted) {
+                    brokeTls(c.channel());
+                }
+                wireBroken = true;
+                c.write(part, promise).addListener(f -> c.executor().execute(c::close));
+            } else {
+                c.write(record, promise);
+            }
+        }
+
+        /** {@link Kind#HANDSHAKE_ABORT}: ends the connection with RST or FIN. */
+        private void abortHandshake(ChannelHandlerContext c) {
+            if (faulted) {
+                return;
+            }
+            brokeTls(c.channel());
+            wireBroken = true;
+            if (breakWithRst) {
+                c.channel().config().setOption(ChannelOption.SO_LINGER, 0);
+            }
+            c.close();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext c) throws Exception {
+            // Before the HTTP/2 handler closes the streams: they are lost with the connection.
+            channelClosed = true;
+            super.channelInactive(c);
         }
     }
 

@@ -25,6 +25,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
@@ -38,6 +39,7 @@ import io.netty.channel.uring.IoUringChannelOption;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringIoHandlerConfig;
 import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -68,6 +70,10 @@ import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.codec.http2.HttpConversionUtil;
 import io.netty.handler.codec.http2.HttpToHttp2ConnectionHandlerBuilder;
 import io.netty.handler.codec.http2.InboundHttp2ToHttpAdapterBuilder;
+import io.netty.handler.ssl.ApplicationProtocolNames;
+import io.netty.handler.ssl.ApplicationProtocolNegotiationHandler;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeTimeoutException;
 import io.netty.handler.stream.ChunkedStream;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.testsuite.fork.uring.IoUringSocketTestPermutation;
@@ -75,6 +81,8 @@ import io.netty.util.AttributeKey;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ScheduledFuture;
 
 import java.io.ByteArrayInputStream;
 import java.io.File;
@@ -85,6 +93,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -92,6 +101,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+
+import javax.net.ssl.SSLException;
 
 /** One server of the soak: a transport and an HTTP/2 pipeline, answering {@link SoakBodies} paths. */
 final class SoakServer {
@@ -135,10 +146,28 @@ final class SoakServer {
      */
     static final boolean CLOSING_LOOPS = booleanProperty("soak.closingLoops", true);
 
+    /**
+     * {@code soak.tlsLinger} (milliseconds, default 5000; 0 turns it off): a TLS server connection closed through its
+     * pipeline (the HTTP/2 handler's close once a graceful GOAWAY's streams are done) sends close_notify and FIN, then
+     * keeps reading until its client closes, for at most this long ({@link LingeringClose}). Netty's close closes the
+     * socket as soon as close_notify is written: the client's frames still in flight (WINDOW_UPDATEs for the
+     * responses it is reading) reach a closed socket, whose RST makes the client lose the responses it had not read
+     * yet; {@code SslHandler}'s close_notify read timeout does not help on OpenSSL, whose engine reports every unwrap
+     * after its own close_notify as CLOSED, which {@code SslHandler} takes for the client's (docs/soak.md).
+     */
+    static final long TLS_LINGER_MILLIS = Long.getLong("soak.tlsLinger", 5000);
+
     /** The server's connections by their peer's port: the clients look up the server side of a stalled stream. */
     static final Map<Integer, Channel> CONNECTIONS_BY_PEER_PORT = new ConcurrentHashMap<>();
     /** Every connection the server accepted (also the closed ones) by its peer's port. */
     static final Map<Integer, Channel> ACCEPTED_BY_PEER_PORT = new ConcurrentHashMap<>();
+    /**
+     * The ports of the TLS clients that broke their TLS on purpose (closed mid-handshake, sent a truncated record),
+     * added by the client before it does: a failed handshake or a TLS decoding error of the server's connection is
+     * explained by its client only if the client's port is here. An entry goes once the server's connection has
+     * counted its handshake's outcome and closed.
+     */
+    static final Set<Integer> TLS_BROKEN_BY_PEER_PORT = ConcurrentHashMap.newKeySet();
     /**
      * A frame-codec connection's open stream channels by stream id, for a stall's view: read and written on the
      * connection's event loop only (its stream channels share it).
@@ -148,16 +177,20 @@ final class SoakServer {
 
     private final Transport transport;
     private final Pipeline pipeline;
+    /** {@code null} for h2c. */
+    private final SoakTls tls;
     private final SoakStats stats;
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private Channel serverChannel;
 
-    SoakServer(Transport transport, Pipeline pipeline, SoakStats stats) {
+    SoakServer(Transport transport, Pipeline pipeline, SoakTls tls, SoakStats stats) {
         this.transport = transport;
         this.pipeline = pipeline;
+        this.tls = tls;
         this.stats = stats;
-        String name = "soak-" + transport.label() + "-" + pipeline.label();
+        String name = "soak-" + transport.label() + "-" + pipeline.label()
+                + (tls == null ? "" : "-" + tls.mode.key());
         IoHandlerFactory bossFactory;
         IoHandlerFactory workerFactory;
         if (transport == Transport.NIO) {
@@ -251,21 +284,110 @@ final class SoakServer {
 
     private void initConnection(Channel ch) {
         ch.pipeline().addLast(new ConnectionCounter());
+        if (tls == null) {
+            addHttp2(ch.pipeline());
+            return;
+        }
+        // HTTP/2 over TLS as its users set it up: the HTTP/2 handlers once the handshake agreed on h2 by ALPN.
+        SslHandler sslHandler = tls.newServerHandler(ch.alloc());
+        sslHandler.handshakeFuture().addListener(f -> handshakeDone(ch, f.cause()));
+        ch.pipeline().addLast(sslHandler);
+        if (TLS_LINGER_MILLIS > 0) {
+            ch.pipeline().addLast(new LingeringClose(sslHandler));
+        }
+        ch.pipeline().addLast(new H2Negotiation());
+    }
+
+    /**
+     * TLS: turns a close that comes through the pipeline, once the handshake is done, into a lingering close:
+     * close_notify, then FIN (shutdownOutput) once it is written, then reading on until the client closes (the
+     * channel closes at the client's FIN or RST) or {@link #TLS_LINGER_MILLIS} pass (listed with the unexpected
+     * events: the clients close at the server's FIN). The faults' abrupt closes (the pipeline's first context, the
+     * event loops' shutdown) do not pass here.
+     */
+    private final class LingeringClose extends ChannelOutboundHandlerAdapter {
+        private final SslHandler sslHandler;
+        private boolean lingering;
+
+        LingeringClose(SslHandler sslHandler) {
+            this.sslHandler = sslHandler;
+        }
+
+        @Override
+        public void close(ChannelHandlerContext ctx, ChannelPromise promise) {
+            Channel ch = ctx.channel();
+            if (lingering) {
+                // A later close (the HTTP/2 handler's, once a frame it answers the client with could not be written
+                // on the closed output) waits for the lingering one.
+                ch.closeFuture().addListener(f -> promise.trySuccess());
+                return;
+            }
+            if (!ch.isActive() || !sslHandler.handshakeFuture().isSuccess()) {
+                ctx.close(promise);
+                return;
+            }
+            lingering = true;
+            ScheduledFuture<?> timeout = ctx.executor().schedule(() -> {
+                stats.sample("server " + ch + ": its client did not close within " + TLS_LINGER_MILLIS
+                        + " ms of the server's close_notify and FIN", null);
+                ctx.close();
+            }, TLS_LINGER_MILLIS, TimeUnit.MILLISECONDS);
+            ch.closeFuture().addListener(f -> {
+                timeout.cancel(false);
+                promise.trySuccess();
+            });
+            // FIN in a task of its own: not from the write's completion, whose outbound buffer is still being worked
+            // through (shutdownOutput fails what is left in it).
+            sslHandler.closeOutbound().addListener(f -> ch.eventLoop().execute(() -> {
+                if (ch.isActive()) {
+                    ((DuplexChannel) ch).shutdownOutput();
+                }
+            }));
+        }
+    }
+
+    /** Counts a server handshake's outcome; a failure is a breach unless the client broke its TLS on purpose. */
+    private void handshakeDone(Channel ch, Throwable cause) {
+        if (cause == null) {
+            stats.tlsHandshakes.increment();
+            return;
+        }
+        int peerPort = ((InetSocketAddress) ch.remoteAddress()).getPort();
+        if (TLS_BROKEN_BY_PEER_PORT.remove(peerPort)) {
+            stats.tlsBrokenByClient(cause);
+            if (cause instanceof SslHandshakeTimeoutException) {
+                // The client had closed its connection (RST or FIN) at once, the server noticed only now (io_uring,
+                // upstream too: docs/soak.md): reported with the server's and the kernel's view, not judged.
+                stats.tlsBrokenNoticedLate.increment();
+                String server = "server " + ch + " active " + ch.isActive() + ioUringWriteState(ch);
+                CompletableFuture.supplyAsync(() -> sockets(peerPort), STALL_PROBES)
+                        .exceptionally(t -> "ss failed: " + t)
+                        .thenAccept(kernel -> stats.sample(server + ": its client broke the TLS handshake and closed,"
+                                + " the server's handshake timed out; kernel: " + kernel, null));
+            }
+        } else {
+            stats.tlsHandshakeFailures.increment();
+            stats.sample("server " + ch + ": TLS handshake failed, its client did not break it", cause);
+        }
+    }
+
+    /** The HTTP/2 handlers of the connection, at the end of its pipeline. */
+    private void addHttp2(ChannelPipeline p) {
         if (pipeline == Pipeline.HANDLER) {
             Http2Connection connection = new DefaultHttp2Connection(true);
-            ch.pipeline().addLast(new HttpToHttp2ConnectionHandlerBuilder()
+            p.addLast(new HttpToHttp2ConnectionHandlerBuilder()
                     .connection(connection)
                     .initialSettings(settings())
                     .frameListener(new InboundHttp2ToHttpAdapterBuilder(connection)
                             .maxContentLength(1024).propagateSettings(false).build())
                     .build());
-            ch.pipeline().addLast(new HeldBytes());
-            ch.pipeline().addLast(new ChunkedWriteHandler());
-            ch.pipeline().addLast(new FullRequestRoute());
-            ch.pipeline().addLast(new ExceptionRecorder());
+            p.addLast(new HeldBytes());
+            p.addLast(new ChunkedWriteHandler());
+            p.addLast(new FullRequestRoute());
+            p.addLast(new ExceptionRecorder());
         } else {
-            ch.pipeline().addLast(Http2FrameCodecBuilder.forServer().initialSettings(settings()).build());
-            ch.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
+            p.addLast(Http2FrameCodecBuilder.forServer().initialSettings(settings()).build());
+            p.addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
                 @Override
                 protected void initChannel(Channel child) {
                     Map<Integer, Channel> streams = streamChannels(child.parent());
@@ -278,7 +400,42 @@ final class SoakServer {
                     child.pipeline().addLast(new ExceptionRecorder());
                 }
             }));
-            ch.pipeline().addLast(new ExceptionRecorder());
+            p.addLast(new ExceptionRecorder());
+        }
+    }
+
+    /**
+     * Adds the HTTP/2 handlers once the handshake agreed on h2 (the contexts offer nothing else: anything else is an
+     * unexpected exception). A failed handshake closes the connection ({@link #handshakeDone} counts it); other
+     * exceptions before the HTTP/2 handlers are there are judged as at the end of the pipeline.
+     */
+    private final class H2Negotiation extends ApplicationProtocolNegotiationHandler {
+        H2Negotiation() {
+            super(ApplicationProtocolNames.HTTP_1_1);
+        }
+
+        @Override
+        protected void configurePipeline(ChannelHandlerContext ctx, String protocol) {
+            String problem = tls.problem(ctx.pipeline().get(SslHandler.class));
+            if (problem != null) {
+                throw new IllegalStateException("server: " + problem);
+            }
+            addHttp2(ctx.pipeline());
+        }
+
+        @Override
+        protected void handshakeFailure(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
+            if (cause instanceof DecoderException && cause.getCause() instanceof SSLException) {
+                // The handshake's failure: handshakeFailure(...), then this handler leaves the pipeline.
+                super.exceptionCaught(ctx, cause);
+            } else {
+                recordException(ctx, cause, stats);
+            }
         }
     }
 
@@ -326,8 +483,14 @@ final class SoakServer {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) throws Exception {
             stats.openServerConnections.decrementAndGet();
-            CONNECTIONS_BY_PEER_PORT.remove(((InetSocketAddress) ctx.channel().remoteAddress()).getPort(),
-                    ctx.channel());
+            int peerPort = ((InetSocketAddress) ctx.channel().remoteAddress()).getPort();
+            CONNECTIONS_BY_PEER_PORT.remove(peerPort, ctx.channel());
+            SslHandler sslHandler = ctx.pipeline().get(SslHandler.class);
+            if (sslHandler != null && sslHandler.handshakeFuture().isDone()) {
+                // Otherwise the handshake fails in SslHandler's channelInactive, after this one, and handshakeDone
+                // takes the entry.
+                TLS_BROKEN_BY_PEER_PORT.remove(peerPort);
+            }
             super.channelInactive(ctx);
         }
 
@@ -434,14 +597,7 @@ final class SoakServer {
     private final class ExceptionRecorder extends ChannelDuplexHandler {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            if (isExpected(cause)) {
-                // The transport closes after its I/O errors; a stream's error ends only the stream.
-                stats.expected(cause);
-            } else {
-                stats.unexpectedExceptions.increment();
-                stats.sample("server " + ctx.channel() + " exceptionCaught", cause);
-                ctx.close();
-            }
+            recordException(ctx, cause, stats);
         }
 
         @Override
@@ -501,6 +657,17 @@ final class SoakServer {
                     .append(", pending bytes ").append(out.totalPendingWriteBytes());
         }
         sb.append(ioUringWriteState(ch));
+        SslHandler sslHandler = ch.pipeline().get(SslHandler.class);
+        if (sslHandler != null) {
+            Future<Channel> handshake = sslHandler.handshakeFuture();
+            if (!handshake.isDone()) {
+                sb.append(", TLS handshake not done");
+            } else if (handshake.isSuccess()) {
+                sb.append(", TLS handshake done, ALPN ").append(sslHandler.applicationProtocol());
+            } else {
+                sb.append(", TLS handshake failed: ").append(handshake.cause());
+            }
+        }
         Http2ConnectionHandler h = ch.pipeline().get(Http2ConnectionHandler.class);
         if (h == null) {
             h = ch.pipeline().get(Http2FrameCodec.class);
@@ -578,7 +745,31 @@ final class SoakServer {
         }
     }
 
-    static boolean isExpected(Throwable cause) {
+    private static void recordException(ChannelHandlerContext ctx, Throwable cause, SoakStats stats) {
+        if (isExpected(ctx.channel(), cause)) {
+            // The transport closes after its I/O errors; a stream's error ends only the stream.
+            stats.expected(cause);
+        } else {
+            stats.unexpectedExceptions.increment();
+            stats.sample("server " + ctx.channel() + " exceptionCaught", cause);
+            ctx.close();
+        }
+    }
+
+    /**
+     * Whether the peer's faults explain {@code cause}: I/O errors, streams the peer cancelled, and TLS records that
+     * did not decode on a connection whose client broke its TLS on purpose.
+     */
+    static boolean isExpected(Channel ch, Throwable cause) {
+        if (cause instanceof DecoderException && cause.getCause() instanceof SSLException) {
+            Channel connection = ch instanceof Http2StreamChannel ? ch.parent() : ch;
+            return connection.remoteAddress() instanceof InetSocketAddress && TLS_BROKEN_BY_PEER_PORT.contains(
+                    ((InetSocketAddress) connection.remoteAddress()).getPort());
+        }
+        return isExpected(cause);
+    }
+
+    private static boolean isExpected(Throwable cause) {
         if (cause instanceof IOException) {
             return true;
         }

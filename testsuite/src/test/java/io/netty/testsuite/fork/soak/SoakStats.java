@@ -29,6 +29,8 @@ final class SoakStats {
     private static final int MAX_SAMPLES = 16;
 
     final String config;
+    /** Whether the configuration's connections are TLS (the TLS columns apply). */
+    final boolean tls;
 
     // Client side: every stream the clients opened ends in exactly one of these outcomes.
     final LongAdder requests = new LongAdder();
@@ -56,6 +58,17 @@ final class SoakStats {
     final LongAdder unexpectedExceptions = new LongAdder();
     final LongAdder writabilityChanges = new LongAdder();
     final LongAdder bodyBytesWritten = new LongAdder();
+    /** TLS: the server's handshakes that completed (h2 by ALPN is checked when they do). */
+    final LongAdder tlsHandshakes = new LongAdder();
+    /** TLS: the server's handshakes that failed because their client broke them on purpose. */
+    final LongAdder tlsHandshakesBrokenByClient = new LongAdder();
+    /**
+     * TLS: of {@link #tlsHandshakesBrokenByClient}, those the server's handshake timeout ended: the server had not
+     * noticed that the client closed its connection (reported, not judged: upstream's io_uring, docs/soak.md).
+     */
+    final LongAdder tlsBrokenNoticedLate = new LongAdder();
+    /** TLS: the server's handshakes that failed although their client did not break them. */
+    final LongAdder tlsHandshakeFailures = new LongAdder();
     final AtomicLong openServerConnections = new AtomicLong();
     final AtomicLong peakServerConnections = new AtomicLong();
     final AtomicLong openClientConnections = new AtomicLong();
@@ -90,9 +103,14 @@ final class SoakStats {
     final List<String> stalls = new ArrayList<>();
     /** The expected exceptions by type and message. */
     final Map<String, LongAdder> expectedKinds = new ConcurrentHashMap<>();
+    /** The causes of the server's handshakes that their clients broke, by type and message. */
+    final Map<String, LongAdder> tlsBrokenKinds = new ConcurrentHashMap<>();
+    /** The clients' completed handshakes by protocol, cipher suite, engine and ALPN. */
+    final Map<String, LongAdder> tlsSessions = new ConcurrentHashMap<>();
 
-    SoakStats(String config) {
+    SoakStats(String config, boolean tls) {
         this.config = config;
+        this.tls = tls;
     }
 
     static void addAndTrackPeak(AtomicLong value, AtomicLong peak, long delta) {
@@ -122,6 +140,16 @@ final class SoakStats {
         expectedExceptions.increment();
         expectedKinds.computeIfAbsent(cause.getClass().getSimpleName() + ": " + cause.getMessage(),
                 k -> new LongAdder()).increment();
+    }
+
+    void tlsBrokenByClient(Throwable cause) {
+        tlsHandshakesBrokenByClient.increment();
+        tlsBrokenKinds.computeIfAbsent(cause.getClass().getSimpleName() + ": " + cause.getMessage(),
+                k -> new LongAdder()).increment();
+    }
+
+    void tlsSession(String description) {
+        tlsSessions.computeIfAbsent(description, k -> new LongAdder()).increment();
     }
 
     void stall(String text) {
@@ -171,6 +199,11 @@ final class SoakStats {
         check(breaches, "client errors", clientErrors.sum());
         check(breaches, "frames after the end of their stream", framesAfterEnd.sum());
         check(breaches, "server GOAWAYs with an error", serverGoAwaysWithError.sum());
+        check(breaches, "TLS handshakes failed on the server although their client did not break them",
+                tlsHandshakeFailures.sum());
+        if (tls && tlsHandshakes.sum() == 0) {
+            breaches.add("no TLS handshake completed");
+        }
         if (accounted() != requests.sum()) {
             breaches.add("streams not accounted for: " + requests.sum() + " requests, " + accounted()
                     + " outcomes");
