@@ -79,9 +79,7 @@ class GrpcOnForkTest {
                         Bytes.request(size, 1, c)));
             }
             for (int c = 0; c < CALLS; c++) {
-                byte[] m = calls.get(c).get(60, TimeUnit.SECONDS);
-                assertEquals(size, m.length, "call " + c);
-                assertEquals(-1, Bytes.firstMismatch(m, c), "call " + c + ": first wrong byte");
+                assertMessage(calls.get(c).get(60, TimeUnit.SECONDS), size, c, "call " + c);
             }
         });
     }
@@ -94,35 +92,11 @@ class GrpcOnForkTest {
         withServerAndChannel(transport, channel -> {
             List<CompletableFuture<List<byte[]>>> calls = new ArrayList<>();
             for (int c = 0; c < CALLS; c++) {
-                CompletableFuture<List<byte[]>> done = new CompletableFuture<>();
-                List<byte[]> messages = new ArrayList<>();
-                ClientCalls.asyncServerStreamingCall(channel.newCall(Bytes.STREAM, CallOptions.DEFAULT),
-                        Bytes.request(size, count, c * count), new StreamObserver<byte[]>() {
-                            @Override
-                            public void onNext(byte[] value) {
-                                messages.add(value);
-                            }
-
-                            @Override
-                            public void onError(Throwable t) {
-                                done.completeExceptionally(t);
-                            }
-
-                            @Override
-                            public void onCompleted() {
-                                done.complete(messages);
-                            }
-                        });
-                calls.add(done);
+                calls.add(serverStream(channel.newCall(Bytes.STREAM, CallOptions.DEFAULT),
+                        Bytes.request(size, count, c * count)));
             }
             for (int c = 0; c < CALLS; c++) {
-                List<byte[]> messages = calls.get(c).get(60, TimeUnit.SECONDS);
-                assertEquals(count, messages.size(), "call " + c);
-                for (int m = 0; m < count; m++) {
-                    assertEquals(size, messages.get(m).length, "call " + c + " message " + m);
-                    assertEquals(-1, Bytes.firstMismatch(messages.get(m), c * count + m),
-                            "call " + c + " message " + m + ": first wrong byte");
-                }
+                assertMessages(calls.get(c).get(60, TimeUnit.SECONDS), count, size, c * count, "call " + c);
             }
         });
     }
@@ -158,37 +132,12 @@ class GrpcOnForkTest {
             }
             ClientCall<byte[], byte[]> streamCall = channel.newCall(Bytes.STREAM, CallOptions.DEFAULT);
             calls.add(streamCall);
-            CompletableFuture<List<byte[]>> stream = new CompletableFuture<>();
-            List<byte[]> messages = new ArrayList<>();
-            ClientCalls.asyncServerStreamingCall(streamCall, Bytes.request(streamSize, streamCount, streamSeed),
-                    new StreamObserver<byte[]>() {
-                        @Override
-                        public void onNext(byte[] value) {
-                            messages.add(value);
-                        }
-
-                        @Override
-                        public void onError(Throwable t) {
-                            stream.completeExceptionally(t);
-                        }
-
-                        @Override
-                        public void onCompleted() {
-                            stream.complete(messages);
-                        }
-                    });
+            CompletableFuture<List<byte[]>> stream = serverStream(streamCall,
+                    Bytes.request(streamSize, streamCount, streamSeed));
             for (int c = 0; c < unaryCalls; c++) {
-                byte[] m = unary.get(c).get(60, TimeUnit.SECONDS);
-                assertEquals(unarySize, m.length, "call " + c);
-                assertEquals(-1, Bytes.firstMismatch(m, c), "call " + c + ": first wrong byte");
+                assertMessage(unary.get(c).get(60, TimeUnit.SECONDS), unarySize, c, "call " + c);
             }
-            List<byte[]> streamed = stream.get(60, TimeUnit.SECONDS);
-            assertEquals(streamCount, streamed.size(), "stream messages");
-            for (int m = 0; m < streamCount; m++) {
-                assertEquals(streamSize, streamed.get(m).length, "stream message " + m);
-                assertEquals(-1, Bytes.firstMismatch(streamed.get(m), streamSeed + m),
-                        "stream message " + m + ": first wrong byte");
-            }
+            assertMessages(stream.get(60, TimeUnit.SECONDS), streamCount, streamSize, streamSeed, "stream");
 
             for (ClientCall<byte[], byte[]> call : calls) {
                 SSLSession session = call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION);
@@ -214,6 +163,42 @@ class GrpcOnForkTest {
             assertLoadedFrom(SslHandler.class, "netty-handler");
             assertLoadedFrom(server.getClass(), "netty-handler");
         });
+    }
+
+    /** Starts a server-streaming call; the future completes with its messages. */
+    private static CompletableFuture<List<byte[]>> serverStream(ClientCall<byte[], byte[]> call, byte[] request) {
+        CompletableFuture<List<byte[]>> done = new CompletableFuture<>();
+        List<byte[]> messages = new ArrayList<>();
+        ClientCalls.asyncServerStreamingCall(call, request, new StreamObserver<byte[]>() {
+            @Override
+            public void onNext(byte[] value) {
+                messages.add(value);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                done.completeExceptionally(t);
+            }
+
+            @Override
+            public void onCompleted() {
+                done.complete(messages);
+            }
+        });
+        return done;
+    }
+
+    /** {@code count} messages of {@code size} bytes, the first made with {@code seed}, the next ones seed + 1, ... */
+    private static void assertMessages(List<byte[]> messages, int count, int size, int seed, String what) {
+        assertEquals(count, messages.size(), what + " messages");
+        for (int m = 0; m < count; m++) {
+            assertMessage(messages.get(m), size, seed + m, what + " message " + m);
+        }
+    }
+
+    private static void assertMessage(byte[] message, int size, int seed, String what) {
+        assertEquals(size, message.length, what);
+        assertEquals(-1, Bytes.firstMismatch(message, seed), what + ": first wrong byte");
     }
 
     /** {@code type} came from the jar of {@code artifactId} at the fork's version if patched, the base's if not. */

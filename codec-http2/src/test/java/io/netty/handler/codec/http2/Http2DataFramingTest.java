@@ -52,8 +52,12 @@ public class Http2DataFramingTest {
 
     static Http2ConnectionHandler weightedFairQueueServer() {
         Http2Connection connection = new DefaultHttp2Connection(true);
-        connection.remote().flowController(new DefaultHttp2RemoteFlowController(connection,
-                new WeightedFairQueueByteDistributor(connection)));
+        return server(connection, new WeightedFairQueueByteDistributor(connection));
+    }
+
+    /** A server whose remote flow controller uses {@code distributor}, made for {@code connection}. */
+    static Http2ConnectionHandler server(Http2Connection connection, StreamByteDistributor distributor) {
+        connection.remote().flowController(new DefaultHttp2RemoteFlowController(connection, distributor));
         return new Http2ConnectionHandlerBuilder().connection(connection).frameListener(new Http2FrameAdapter())
                 .build();
     }

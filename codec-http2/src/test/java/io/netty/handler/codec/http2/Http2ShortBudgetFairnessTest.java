@@ -24,8 +24,9 @@ import static io.netty.handler.codec.http2.Http2CodecUtil.DEFAULT_MAX_FRAME_SIZE
 import static io.netty.handler.codec.http2.Http2DataFramingTest.LARGE_WINDOW;
 import static io.netty.handler.codec.http2.Http2DataFramingTest.UNLIMITED;
 import static io.netty.handler.codec.http2.Http2DataFramingTest.defaultServer;
+import static io.netty.handler.codec.http2.Http2DataFramingTest.server;
 import static io.netty.handler.codec.http2.Http2DataFramingTest.weightedFairQueueServer;
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static io.netty.handler.codec.http2.Http2StreamOrderTest.round;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -83,16 +84,9 @@ public class Http2ShortBudgetFairnessTest {
         Http2WirePeer peer = new Http2WirePeer(server, UNLIMITED,
                 Http2WirePeer.settings(LARGE_WINDOW, DEFAULT_MAX_FRAME_SIZE));
         try {
-            int[] ids = Http2DataFramingTest.streamIds(streams);
             int share = Math.max(DEFAULT_MAX_FRAME_SIZE, (update + DEFAULT_MAX_FRAME_SIZE) / streams);
             int turns = turns(streams);
-            peer.openStreams(ids);
-            for (int id : ids) {
-                peer.respondHeaders(id);
-                peer.respondData(id, Http2WirePeer.body((3 * turns + 4) * share), true);
-            }
-            // The initial connection window (65535 bytes) is used up at once.
-            peer.flush();
+            int[] ids = bulkStreams(peer, streams, (3 * turns + 4) * share);
             // A stream is given the shares of its turns less its credit (less than a share and a chunk), and the
             // streams' turns differ by one at most once all are in the round-robin: after some turns of the round-
             // robin (the start), the bytes each stream is given in as many turns after, and in as many after those,
@@ -102,25 +96,10 @@ public class Http2ShortBudgetFairnessTest {
             long[] before = new long[ids.length];
             for (int pass = 0; pass <= 2; pass++) {
                 for (int i = 0; i < rounds; i++) {
-                    long sent = peer.dataBytes(0);
-                    peer.windowUpdate(0, update);
-                    peer.flush();
-                    assertEquals(update, peer.dataBytes(0) - sent, "bytes sent in round " + i);
+                    round(peer, update);
                 }
-                StringBuilder given = new StringBuilder();
-                long min = Long.MAX_VALUE;
-                long max = 0;
-                for (int i = 0; i < ids.length; i++) {
-                    long bytes = peer.dataBytes(ids[i]) - before[i];
-                    before[i] += bytes;
-                    given.append(ids[i]).append('=').append(bytes).append(' ');
-                    min = Math.min(min, bytes);
-                    max = Math.max(max, bytes);
-                }
-                if (pass > 0) {
-                    assertTrue(max - min <= bound, "bytes given per stream in rounds " + pass * rounds + " to " +
-                            ((pass + 1) * rounds - 1) + ": " + given + "(at most " + bound + " apart)");
-                }
+                assertGivenWithin(peer, ids, before, pass > 0 ? bound : Long.MAX_VALUE,
+                        "rounds " + pass * rounds + " to " + ((pass + 1) * rounds - 1));
             }
         } finally {
             peer.close();
@@ -140,13 +119,7 @@ public class Http2ShortBudgetFairnessTest {
         Http2WirePeer peer = new Http2WirePeer(defaultServer(), UNLIMITED,
                 Http2WirePeer.settings(LARGE_WINDOW, DEFAULT_MAX_FRAME_SIZE));
         try {
-            int[] ids = Http2DataFramingTest.streamIds(streams);
-            peer.openStreams(ids);
-            for (int id : ids) {
-                peer.respondHeaders(id);
-                peer.respondData(id, Http2WirePeer.body(8 * 1024 * 1024), true);
-            }
-            peer.flush();
+            int[] ids = bulkStreams(peer, streams, 8 * 1024 * 1024);
             Random random = new Random(seed);
             long bound = 2L * ((largest + DEFAULT_MAX_FRAME_SIZE) / streams) + 2 * DEFAULT_MAX_FRAME_SIZE;
             long[] before = new long[ids.length];
@@ -155,31 +128,49 @@ public class Http2ShortBudgetFairnessTest {
                     peer.windowUpdate(0, 1 + random.nextInt(largest));
                     peer.flush();
                 }
-                StringBuilder given = new StringBuilder();
-                long min = Long.MAX_VALUE;
-                long max = 0;
-                for (int i = 0; i < ids.length; i++) {
-                    long bytes = peer.dataBytes(ids[i]) - before[i];
-                    before[i] += bytes;
-                    given.append(ids[i]).append('=').append(bytes).append(' ');
-                    min = Math.min(min, bytes);
-                    max = Math.max(max, bytes);
-                }
-                if (pass > 0) {
-                    assertTrue(max - min <= bound, "bytes given per stream in pass " + pass + ": " + given +
-                            "(at most " + bound + " apart)");
-                }
+                assertGivenWithin(peer, ids, before, pass > 0 ? bound : Long.MAX_VALUE, "pass " + pass);
             }
         } finally {
             peer.close();
         }
     }
 
+    /**
+     * Opens {@code streams} streams (ids 1, 3, ...), answers each with {@code body} bytes and flushes: the initial
+     * connection window (65535 bytes) is used up at once.
+     */
+    private static int[] bulkStreams(Http2WirePeer peer, int streams, int body) throws Exception {
+        int[] ids = Http2DataFramingTest.streamIds(streams);
+        peer.openStreams(ids);
+        for (int id : ids) {
+            peer.respondHeaders(id);
+            peer.respondData(id, Http2WirePeer.body(body), true);
+        }
+        peer.flush();
+        return ids;
+    }
+
+    /**
+     * Asserts that the DATA bytes each stream was given since {@code before} (updated to now) are within
+     * {@code bound} of each other.
+     */
+    private static void assertGivenWithin(Http2WirePeer peer, int[] ids, long[] before, long bound, String when) {
+        StringBuilder given = new StringBuilder();
+        long min = Long.MAX_VALUE;
+        long max = 0;
+        for (int i = 0; i < ids.length; i++) {
+            long bytes = peer.dataBytes(ids[i]) - before[i];
+            before[i] += bytes;
+            given.append(ids[i]).append('=').append(bytes).append(' ');
+            min = Math.min(min, bytes);
+            max = Math.max(max, bytes);
+        }
+        assertTrue(max - min <= bound, "bytes given per stream in " + when + ": " + given + "(at most " + bound +
+                " apart)");
+    }
+
     private static Http2ConnectionHandler uniformServer(int chunk) {
         Http2Connection connection = new DefaultHttp2Connection(true);
-        connection.remote().flowController(new DefaultHttp2RemoteFlowController(connection,
-                new UniformStreamByteDistributor(connection, chunk)));
-        return new Http2ConnectionHandlerBuilder().connection(connection).frameListener(new Http2FrameAdapter())
-                .build();
+        return server(connection, new UniformStreamByteDistributor(connection, chunk));
     }
 }

@@ -75,10 +75,15 @@ public class Http2StreamOrderTest {
 
     /** Opens the connection window by one round's budget; the server sends what it allows. */
     private static void round(Http2WirePeer peer) throws Exception {
+        round(peer, ROUND);
+    }
+
+    /** Opens the connection window by {@code bytes}; the server, with data pending, sends all of them. */
+    static void round(Http2WirePeer peer, int bytes) throws Exception {
         long before = peer.dataBytes(0);
-        peer.windowUpdate(0, ROUND);
+        peer.windowUpdate(0, bytes);
         peer.flush();
-        assertEquals(ROUND, peer.dataBytes(0) - before, "bytes sent in a round");
+        assertEquals(bytes, peer.dataBytes(0) - before, "bytes sent in a round");
     }
 
     /** The client opens a stream; the server answers with {@code bodySize} bytes and ends the stream. */

@@ -77,22 +77,16 @@ public class UniformStreamByteDistributorChunkTest {
 
     @Test
     public void restOfBudgetWaitsForTheNextCall() throws Http2Exception {
-        Http2Connection connection = new DefaultHttp2Connection(false);
-        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
-                DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 2,
-                4 * DEFAULT_MAX_FRAME_SIZE);
-        final List<String> writes = new ArrayList<String>();
-        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
+        Recorder r = new Recorder(2, 4 * DEFAULT_MAX_FRAME_SIZE);
 
         // Two whole chunks fit, 7232 bytes are left: no stream gets a partial frame from them.
-        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 7232, writer));
-        assertEquals(Arrays.asList("1:16384", "3:16384"), writes);
+        assertTrue(r.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 7232));
+        assertEquals(Arrays.asList("1:16384", "3:16384"), r.writes);
 
         // Stream 1 was next in line and is served first; a budget smaller than a chunk still makes progress.
-        writes.clear();
-        assertTrue(distributor.distribute(7232, writer));
-        assertEquals(Arrays.asList("1:7232"), writes);
+        r.writes.clear();
+        assertTrue(r.distribute(7232));
+        assertEquals(Arrays.asList("1:7232"), r.writes);
     }
 
     /**
@@ -104,28 +98,22 @@ public class UniformStreamByteDistributorChunkTest {
      */
     @Test
     public void turnCutShortGoesOnWithItsCredit() throws Http2Exception {
-        Http2Connection connection = new DefaultHttp2Connection(false);
-        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
-                DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 3,
-                16 * DEFAULT_MAX_FRAME_SIZE);
-        final List<String> writes = new ArrayList<String>();
-        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
+        Recorder r = new Recorder(3, 16 * DEFAULT_MAX_FRAME_SIZE);
         // New streams first, at most every other turn: 1, 3 (new), 1, 5 (new), 3; the round-robin is 1, 5, 3.
         for (int i = 0; i < 5; i++) {
-            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+            assertTrue(r.distribute(DEFAULT_MAX_FRAME_SIZE));
         }
-        assertEquals(Arrays.asList("1:16384", "3:16384", "1:16384", "5:16384", "3:16384"), writes);
+        assertEquals(Arrays.asList("1:16384", "3:16384", "1:16384", "5:16384", "3:16384"), r.writes);
 
-        writes.clear();
-        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 4096, writer));
-        assertTrue(distributor.distribute(4096, writer));
-        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 4096, writer));
-        assertTrue(distributor.distribute(4096, writer));
-        assertTrue(distributor.distribute(4096, writer));
-        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
+        r.writes.clear();
+        assertTrue(r.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 4096));
+        assertTrue(r.distribute(4096));
+        assertTrue(r.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 4096));
+        assertTrue(r.distribute(4096));
+        assertTrue(r.distribute(4096));
+        assertTrue(r.distribute(2 * DEFAULT_MAX_FRAME_SIZE));
         assertEquals(Arrays.asList("1:16384", "5:16384", "3:4096", "1:16384", "5:16384", "3:4096", "3:4096",
-                "3:16384", "1:16384"), writes);
+                "3:16384", "1:16384"), r.writes);
     }
 
     /**
@@ -134,26 +122,20 @@ public class UniformStreamByteDistributorChunkTest {
      */
     @Test
     public void newStreamCutShortGoesOnToItsEnd() throws Http2Exception {
-        Http2Connection connection = new DefaultHttp2Connection(false);
-        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
-                DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 2,
-                16 * DEFAULT_MAX_FRAME_SIZE);
-        final List<String> writes = new ArrayList<String>();
-        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
+        Recorder r = new Recorder(2, 16 * DEFAULT_MAX_FRAME_SIZE);
         for (int i = 0; i < 3; i++) {
-            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+            assertTrue(r.distribute(DEFAULT_MAX_FRAME_SIZE));
         }
-        addStream(connection, distributor, states, 5, 10000);
-        addStream(connection, distributor, states, 7, 16 * DEFAULT_MAX_FRAME_SIZE);
+        r.add(5, 10000);
+        r.add(7, 16 * DEFAULT_MAX_FRAME_SIZE);
 
         // Stream 5 (10000 bytes): 4096, then the rest; stream 7: 4096, its turn ends with 12288 bytes of credit.
-        assertTrue(distributor.distribute(4096, writer));
-        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
-        assertTrue(distributor.distribute(4096, writer));
-        assertTrue(distributor.distribute(3 * DEFAULT_MAX_FRAME_SIZE, writer));
+        assertTrue(r.distribute(4096));
+        assertTrue(r.distribute(2 * DEFAULT_MAX_FRAME_SIZE));
+        assertTrue(r.distribute(4096));
+        assertTrue(r.distribute(3 * DEFAULT_MAX_FRAME_SIZE));
         assertEquals(Arrays.asList("1:16384", "3:16384", "1:16384", "5:4096", "5:5904", "3:16384", "7:4096",
-                "1:16384", "3:16384", "7:16384"), writes);
+                "1:16384", "3:16384", "7:16384"), r.writes);
     }
 
     /**
@@ -163,20 +145,14 @@ public class UniformStreamByteDistributorChunkTest {
      */
     @Test
     public void newStreamsDoNotGoAheadOfATurnCutShort() throws Http2Exception {
-        Http2Connection connection = new DefaultHttp2Connection(false);
-        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
-                DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 2,
-                16 * DEFAULT_MAX_FRAME_SIZE);
-        final List<String> writes = new ArrayList<String>();
-        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
+        Recorder r = new Recorder(2, 16 * DEFAULT_MAX_FRAME_SIZE);
         // Streams 1 and 3, new, one chunk each; the second went ahead of stream 1, so stream 1 is next.
-        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
-        writes.clear();
+        assertTrue(r.distribute(2 * DEFAULT_MAX_FRAME_SIZE));
+        r.writes.clear();
 
         for (int i = 0; i < 24; i++) {
-            addStream(connection, distributor, states, 5 + 2 * i, DEFAULT_MAX_FRAME_SIZE);
-            assertTrue(distributor.distribute(4096, writer));
+            r.add(5 + 2 * i, DEFAULT_MAX_FRAME_SIZE);
+            assertTrue(r.distribute(4096));
         }
         // Stream 1's first turn ends at 4096 bytes (less than a chunk of credit left), the new streams' turns go on to
         // their end (16 KiB), stream 1's next turn to a whole chunk, stream 3 the same.
@@ -185,7 +161,7 @@ public class UniformStreamByteDistributorChunkTest {
         for (int[] turn : turns) {
             expected.addAll(Collections.nCopies(turn[1], turn[0] + ":4096"));
         }
-        assertEquals(expected, writes);
+        assertEquals(expected, r.writes);
     }
 
     /**
@@ -195,22 +171,16 @@ public class UniformStreamByteDistributorChunkTest {
      */
     @Test
     public void turnsOfARoundAddTheSameCredit() throws Http2Exception {
-        Http2Connection connection = new DefaultHttp2Connection(false);
-        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
-                DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 2,
-                64 * DEFAULT_MAX_FRAME_SIZE);
-        final List<String> writes = new ArrayList<String>();
-        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
-        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
-        writes.clear();
+        Recorder r = new Recorder(2, 64 * DEFAULT_MAX_FRAME_SIZE);
+        assertTrue(r.distribute(2 * DEFAULT_MAX_FRAME_SIZE));
+        r.writes.clear();
 
         // A round of two chunks a turn; stream 1's turn of the next round is cut short at one chunk and goes on.
-        assertTrue(distributor.distribute(5 * DEFAULT_MAX_FRAME_SIZE, writer));
+        assertTrue(r.distribute(5 * DEFAULT_MAX_FRAME_SIZE));
         for (int i = 0; i < 3; i++) {
-            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+            assertTrue(r.distribute(DEFAULT_MAX_FRAME_SIZE));
         }
-        assertEquals(Arrays.asList("1:32768", "3:32768", "1:16384", "1:16384", "3:16384", "3:16384"), writes);
+        assertEquals(Arrays.asList("1:32768", "3:32768", "1:16384", "1:16384", "3:16384", "3:16384"), r.writes);
     }
 
     /**
@@ -219,23 +189,17 @@ public class UniformStreamByteDistributorChunkTest {
      */
     @Test
     public void emptyFrameOfANewStreamGoesAheadOfATurnCutShort() throws Http2Exception {
-        Http2Connection connection = new DefaultHttp2Connection(false);
-        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
-                DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 2,
-                64 * DEFAULT_MAX_FRAME_SIZE);
-        final List<String> writes = new ArrayList<String>();
-        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
-        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
-        assertTrue(distributor.distribute(5 * DEFAULT_MAX_FRAME_SIZE, writer));
-        writes.clear();
+        Recorder r = new Recorder(2, 64 * DEFAULT_MAX_FRAME_SIZE);
+        assertTrue(r.distribute(2 * DEFAULT_MAX_FRAME_SIZE));
+        assertTrue(r.distribute(5 * DEFAULT_MAX_FRAME_SIZE));
+        r.writes.clear();
 
         // Also behind a new stream with data (which waits for the turn cut short).
-        addStream(connection, distributor, states, 5, 10 * DEFAULT_MAX_FRAME_SIZE);
-        Http2TestStreamState empty = addStream(connection, distributor, states, 7, 0);
-        assertTrue(distributor.distribute(0, writer));
-        assertTrue(distributor.distribute(2 * DEFAULT_MAX_FRAME_SIZE, writer));
-        assertEquals(Arrays.asList("7:0", "1:16384", "5:16384"), writes);
+        r.add(5, 10 * DEFAULT_MAX_FRAME_SIZE);
+        Http2TestStreamState empty = r.add(7, 0);
+        assertTrue(r.distribute(0));
+        assertTrue(r.distribute(2 * DEFAULT_MAX_FRAME_SIZE));
+        assertEquals(Arrays.asList("7:0", "1:16384", "5:16384"), r.writes);
         assertFalse(empty.emptyFrame);
     }
 
@@ -247,26 +211,20 @@ public class UniformStreamByteDistributorChunkTest {
      */
     @Test
     public void newStreamGivenBytesAfterAnEmptyFrameCountsFromThen() throws Http2Exception {
-        Http2Connection connection = new DefaultHttp2Connection(false);
-        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
-                DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, 1,
-                64 * DEFAULT_MAX_FRAME_SIZE);
-        final List<String> writes = new ArrayList<String>();
-        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
-        assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
-        addStream(connection, distributor, states, 3, 10 * DEFAULT_MAX_FRAME_SIZE);
-        writes.clear();
+        Recorder r = new Recorder(1, 64 * DEFAULT_MAX_FRAME_SIZE);
+        assertTrue(r.distribute(DEFAULT_MAX_FRAME_SIZE));
+        r.add(3, 10 * DEFAULT_MAX_FRAME_SIZE);
+        r.writes.clear();
 
         for (int i = 0; i < 3; i++) {
-            Http2TestStreamState later = addStream(connection, distributor, states, 5 + 2 * i, 0);
+            Http2TestStreamState later = r.add(5 + 2 * i, 0);
             later.pending = DEFAULT_MAX_FRAME_SIZE;
             later.emptyFrame = false;
-            distributor.updateStreamableBytes(later);
-            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
-            assertTrue(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
+            r.distributor.updateStreamableBytes(later);
+            assertTrue(r.distribute(DEFAULT_MAX_FRAME_SIZE));
+            assertTrue(r.distribute(DEFAULT_MAX_FRAME_SIZE));
         }
-        assertEquals(Arrays.asList("3:16384", "1:16384", "5:16384", "3:16384", "7:16384", "1:16384"), writes);
+        assertEquals(Arrays.asList("3:16384", "1:16384", "5:16384", "3:16384", "7:16384", "1:16384"), r.writes);
     }
 
     /**
@@ -276,34 +234,23 @@ public class UniformStreamByteDistributorChunkTest {
      */
     @Test
     public void emptyFramesQueuedOrClosedByWritesOfTheCall() throws Http2Exception {
-        final Http2Connection connection = new DefaultHttp2Connection(false);
-        final UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
-                DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
-        final List<String> writes = new ArrayList<String>();
-        addStream(connection, distributor, states, 1, 100);
-        addStream(connection, distributor, states, 5, 0);
-        addStream(connection, distributor, states, 7, 0);
-        final StreamByteDistributor.Writer recording = recordingWriter(distributor, states, writes);
-        StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {
+        Recorder r = new Recorder(0, 0) {
             @Override
-            public void write(Http2Stream stream, int numBytes) {
-                recording.write(stream, numBytes);
-                try {
-                    if (stream.id() == 5) {
-                        // Stream 5's write closes stream 7, whose empty frame waits behind it.
-                        connection.stream(7).close();
-                    } else if (stream.id() == 1) {
-                        // Stream 1's write queues an empty frame on a new stream 9.
-                        addStream(connection, distributor, states, 9, 0);
-                    }
-                } catch (Http2Exception e) {
-                    throw new AssertionError(e);
+            void written(Http2Stream stream) throws Http2Exception {
+                if (stream.id() == 5) {
+                    // Stream 5's write closes stream 7, whose empty frame waits behind it.
+                    connection.stream(7).close();
+                } else if (stream.id() == 1) {
+                    // Stream 1's write queues an empty frame on a new stream 9.
+                    add(9, 0);
                 }
             }
         };
-        assertFalse(distributor.distribute(DEFAULT_MAX_FRAME_SIZE, writer));
-        assertEquals(Arrays.asList("5:0", "1:100", "9:0"), writes);
+        r.add(1, 100);
+        r.add(5, 0);
+        r.add(7, 0);
+        assertFalse(r.distribute(DEFAULT_MAX_FRAME_SIZE));
+        assertEquals(Arrays.asList("5:0", "1:100", "9:0"), r.writes);
     }
 
     /**
@@ -312,28 +259,17 @@ public class UniformStreamByteDistributorChunkTest {
      */
     @Test
     public void chainOfEmptyFramesGoesOutInOneCall() throws Http2Exception {
-        final Http2Connection connection = new DefaultHttp2Connection(false);
-        final UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
-                DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
-        final List<String> writes = new ArrayList<String>();
-        addStream(connection, distributor, states, 1, 0);
-        final StreamByteDistributor.Writer recording = recordingWriter(distributor, states, writes);
-        StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {
+        Recorder r = new Recorder(0, 0) {
             @Override
-            public void write(Http2Stream stream, int numBytes) {
-                recording.write(stream, numBytes);
+            void written(Http2Stream stream) throws Http2Exception {
                 if (stream.id() < 5) {
-                    try {
-                        addStream(connection, distributor, states, stream.id() + 2, 0);
-                    } catch (Http2Exception e) {
-                        throw new AssertionError(e);
-                    }
+                    add(stream.id() + 2, 0);
                 }
             }
         };
-        assertFalse(distributor.distribute(0, writer));
-        assertEquals(Arrays.asList("1:0", "3:0", "5:0"), writes);
+        r.add(1, 0);
+        assertFalse(r.distribute(0));
+        assertEquals(Arrays.asList("1:0", "3:0", "5:0"), r.writes);
     }
 
     /**
@@ -342,23 +278,14 @@ public class UniformStreamByteDistributorChunkTest {
      */
     @Test
     public void budgetCutShortInTheRoundRobinGivesWholeChunks() throws Http2Exception {
-        Http2Connection connection = new DefaultHttp2Connection(false);
-        final UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
-                DEFAULT_MAX_FRAME_SIZE);
-        final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
-        int[] sizes = {10000, 65536, 65536};
-        for (int i = 0; i < sizes.length; i++) {
-            Http2Stream stream = connection.local().createStream(2 * i + 1, false);
-            Http2TestStreamState state = new Http2TestStreamState(stream, sizes[i]);
-            states.put(stream.id(), state);
-            distributor.updateStreamableBytes(state);
-        }
-        final List<String> writes = new ArrayList<String>();
-        StreamByteDistributor.Writer writer = recordingWriter(distributor, states, writes);
+        Recorder r = new Recorder(0, 0);
+        r.add(1, 10000);
+        r.add(3, 65536);
+        r.add(5, 65536);
 
         // Share: 100000 / 3 = 33333 bytes, 32768 in whole chunks; stream 1 fits its share and gets all of it.
-        assertTrue(distributor.distribute(100000, writer));
-        assertEquals(Arrays.asList("1:10000", "3:32768", "5:32768", "3:16384"), writes);
+        assertTrue(r.distribute(100000));
+        assertEquals(Arrays.asList("1:10000", "3:32768", "5:32768", "3:16384"), r.writes);
     }
 
     @ParameterizedTest(name = "{0} streams of {1} bytes, budget {2}")
@@ -459,20 +386,48 @@ public class UniformStreamByteDistributorChunkTest {
         assertEquals(turns, served, "allocations to stream " + refilled);
     }
 
-    /** A writer that writes every allocation in full and records it as {@code "streamId:bytes"}. */
-    private static StreamByteDistributor.Writer recordingWriter(final UniformStreamByteDistributor distributor,
-                                                                final Map<Integer, Http2TestStreamState> states,
-                                                                final List<String> writes) {
-        return new StreamByteDistributor.Writer() {
-            @Override
-            public void write(Http2Stream stream, int numBytes) {
-                writes.add(stream.id() + ":" + numBytes);
-                Http2TestStreamState state = states.get(stream.id());
-                state.pending -= numBytes;
-                state.emptyFrame = false;
-                distributor.updateStreamableBytes(state);
+    /**
+     * A distributor with a one-frame minimum chunk and its streams, written to by a writer that writes every allocation
+     * in full and records it as {@code "streamId:bytes"} in {@link #writes}.
+     */
+    private static class Recorder implements StreamByteDistributor.Writer {
+        final Http2Connection connection = new DefaultHttp2Connection(false);
+        final UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+                DEFAULT_MAX_FRAME_SIZE);
+        final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
+        final List<String> writes = new ArrayList<String>();
+
+        /** With {@code streams} streams (ids 1, 3, 5, ...) of {@code bodySize} bytes each. */
+        Recorder(int streams, int bodySize) throws Http2Exception {
+            states.putAll(addStreams(connection, distributor, streams, bodySize));
+        }
+
+        /** Creates stream {@code id} with {@code bodySize} bytes pending ({@code 0}: an empty frame). */
+        Http2TestStreamState add(int id, int bodySize) throws Http2Exception {
+            return addStream(connection, distributor, states, id, bodySize);
+        }
+
+        boolean distribute(int budget) throws Http2Exception {
+            return distributor.distribute(budget, this);
+        }
+
+        @Override
+        public void write(Http2Stream stream, int numBytes) {
+            writes.add(stream.id() + ":" + numBytes);
+            Http2TestStreamState state = states.get(stream.id());
+            state.pending -= numBytes;
+            state.emptyFrame = false;
+            distributor.updateStreamableBytes(state);
+            try {
+                written(stream);
+            } catch (Http2Exception e) {
+                throw new AssertionError(e);
             }
-        };
+        }
+
+        /** What a write does besides writing (a test's own reaction); nothing by default. */
+        void written(Http2Stream stream) throws Http2Exception {
+        }
     }
 
     /**
@@ -495,10 +450,7 @@ public class UniformStreamByteDistributorChunkTest {
                                                                  int streams, int bodySize) throws Http2Exception {
         Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
         for (int i = 0; i < streams; i++) {
-            Http2Stream stream = connection.local().createStream(2 * i + 1, false);
-            Http2TestStreamState state = new Http2TestStreamState(stream, bodySize);
-            states.put(stream.id(), state);
-            distributor.updateStreamableBytes(state);
+            addStream(connection, distributor, states, 2 * i + 1, bodySize);
         }
         return states;
     }
