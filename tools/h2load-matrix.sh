@@ -41,7 +41,8 @@ SERVER_JAVA_OPTS=${SERVER_JAVA_OPTS:-}
 TLS=${TLS:-none}
 TICKS=${TICKS:-500}
 WARMUP_TICKS=${WARMUP_TICKS:-300}
-OUT=${OUT:-$ROOT/target/h2load}
+# Absolute: the class path is written by Maven runs in other folders.
+OUT=$(realpath -m "${OUT:-$ROOT/target/h2load}")
 
 die() { echo "h2load-matrix: $*" >&2; exit 1; }
 
