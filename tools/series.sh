@@ -7,10 +7,13 @@
 #   tools/series.sh regenerate [DIR]    rewrite patches/ from the commits of DIR after its base commit
 #   tools/series.sh roundtrip           materialise + regenerate into temporary folders; fails unless
 #                                       the result is byte-identical to patches/
-#   tools/series.sh export [OUT]        per patch, a PR-ready file (the patch plus the new files its Fork-PR-File
-#                                       trailers list, one commit, fork-only trailers stripped) that git am applies
-#                                       onto the upstream sources, or onto them plus the patches its Fork-Depends-On
-#                                       trailers name (a stacked PR); checked here (default OUT: target/export)
+#   tools/series.sh export [--no-build] [OUT]   per patch, a PR-ready file (the patch plus the new files its
+#                                       Fork-PR-File trailers list, one commit, fork-only trailers stripped) that git am
+#                                       applies onto the upstream sources, or onto them plus the patches its
+#                                       Fork-Depends-On trailers name (a stacked PR) (default OUT: target/export).
+#                                       Checked: each new file belongs to one PR and does not name the fork; the PR
+#                                       applies; and (unless --no-build) it builds there alone (patched modules,
+#                                       benchmarks) and passes its own tests, with no file of another PR present
 #   tools/series.sh pr-text NNNN        the PR text of patch NNNN: its commit message without fork-only trailers
 #   tools/series.sh status NNNN STATUS  set patch NNNN's Upstream-Status trailer (Pending, Submitted [PR URL],
 #                                       Accepted [version], Inappropriate [reason]) and regenerate the series
@@ -294,10 +297,85 @@ cmd_rebase_check() {
   done
 }
 
+# Every Fork-PR-File with the patch that lists it, "FILE PATCHNAME" a line; a file listed by two patches, or listed
+# for upstream while it names the fork, stops here with the file's name.
+pr_files_checked() {
+  local p name f line
+  declare -A owner=()
+  for p in $(patches); do
+    name=$(basename "$p")
+    for f in $(trailer "$p" Fork-PR-File); do
+      [ -z "${owner[$f]:-}" ] || die "$f is a Fork-PR-File of both ${owner[$f]} and $name: a file goes to one PR;" \
+        "keep it in one and let the other declare Fork-Depends-On"
+      owner[$f]=$name
+      [ -f "$TOP/$f" ] || die "$name lists $f (Fork-PR-File), but there is no such file"
+      # The fork's own names (its version suffix, its test packages, its patch numbers, the word itself) do not go
+      # upstream.
+      line=$(grep -nE '\bfork\b|h2uring|testsuite\.fork|Fork-[A-Z]|\bpatch(es)? 0[0-9]{3}\b|\(0[0-9]{3}\)' \
+        "$TOP/$f" | head -n 1) || true
+      [ -z "$line" ] || die "$f (a file of $name's PR, bound for upstream) names the fork, line ${line%%:*}:" \
+        "${line#*:}"
+      echo "$f $name"
+    done
+  done
+}
+
+# Builds one PR as upstream would see it, in a copy of this repository: the patched modules from the upstream
+# sources plus only the patch and the patches it declares (Fork-Depends-On), and, of the test and benchmark sources,
+# only the files of those PRs (package-info.java files stay). Compiles the benchmarks and runs the PR's own tests
+# (its Fork-PR-Files named *Test.java; a test under testsuite/src/main runs on NIO, as the testsuite module runs
+# them); fails naming the PR and the log when a file does not compile or a test fails or does not run.
+pr_build_check() {
+  local p=$1 deps=$2 work=$3 name n f d keep=() tests=() t report modules
+  name=$(basename "$p")
+  n=${name%%-*}
+  rm -rf "$work"
+  mkdir -p "$work/repo" "$work/patches"
+  (cd "$TOP" && git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf - 2>/dev/null) \
+    | tar -xf - -C "$work/repo"
+  : >"$work/patches/series"
+  for d in $deps $n; do
+    f=$(patches | grep "/$d-")
+    cp "$f" "$work/patches/"
+    basename "$f" >>"$work/patches/series"
+    mapfile -t -O ${#keep[@]} keep < <(trailer "$f" Fork-PR-File)
+  done
+  modules="$PATCHED_MODULES microbench testsuite"
+  for m in $modules; do
+    [ -d "$work/repo/$m/src" ] || continue
+    (cd "$work/repo" && find "$m/src" -type f ! -name package-info.java) | while IFS= read -r f; do
+      printf '%s\n' "${keep[@]}" | grep -qxF "$f" || rm "$work/repo/$f"
+    done
+  done
+  for f in "${keep[@]}"; do
+    case "$f" in
+      */src/test/*Test.java|testsuite/src/main/*Test.java) t=$(basename "$f" .java); tests+=("$t") ;;
+    esac
+  done
+  if ! (cd "$work/repo" && PATCH_DIR="$work/patches" ./mvnw -B -ntp verify -Djapicmp.skip \
+      -pl "$(echo $modules | tr ' ' ',')" \
+      $( [ ${#tests[@]} -gt 0 ] && echo "-Dtest=$(IFS=,; echo "${tests[*]}") -Dsurefire.failIfNoSpecifiedTests=false" \
+        || echo "-DskipTests") >"$work/build.log" 2>&1); then
+    grep -E '\[ERROR\]' "$work/build.log" | head -n 15 >&2
+    die "PR $name does not build or pass its tests on Netty $(base_version)${deps:+ + $deps} alone (errors above;" \
+      "log: $work/build.log)"
+  fi
+  for t in "${tests[@]}"; do
+    report=$(find "$work/repo" -path '*/target/surefire-reports*' -name "TEST-*.$t.xml" -o -path \
+      '*/target/surefire-reports*' -name "TEST-*.$t\$*.xml" | head -n 1)
+    [ -n "$report" ] || die "PR $name: its test $t did not run in the check (log: $work/build.log)"
+  done
+  echo "series: $name builds on Netty $(base_version)${deps:+ + $deps} alone and passes its ${#tests[@]} test" \
+    "class(es): ${tests[*]:-none}"
+}
+
 cmd_export() {
-  local out=${1:-$TOP/target/export} p n files f name deps d dp
+  local out build=yes p n files f name deps d dp work
+  [ "${1:-}" != --no-build ] || { build=; shift; }
+  out=${1:-$TOP/target/export}
   tree=$(mktemp -d)
   trap 'rm -rf "$tree"' EXIT
+  pr_files_checked >/dev/null
   cmd_materialise "$tree/tree" >/dev/null
   mkdir -p "$out"
   find "$out" -maxdepth 1 -name '*.patch' -delete
@@ -321,7 +399,6 @@ cmd_export() {
       git checkout -q -B "export-$n" "base-$n"
       git "${GIT_ID[@]}" am -q --keep-cr "$p" || die "patch $name does not apply onto the upstream sources${deps:+ + $deps}"
       for f in $files; do
-        [ -f "$TOP/$f" ] || die "$name lists $f (Fork-PR-File), but there is no such file"
         [ ! -e "$f" ] || die "$f, listed for $name, exists upstream: a PR can not add it"
         mkdir -p "$(dirname "$f")"
         cp "$TOP/$f" "$f"
@@ -336,9 +413,10 @@ cmd_export() {
         || die "exported $name does not apply onto upstream${deps:+ + $deps}"
       [ -z "$deps" ] || echo "series: $name builds on $(echo $deps) (Fork-Depends-On): a stacked PR"
     )
+    [ -z "$build" ] || pr_build_check "$p" "$deps" "$tree/build-$n"
   done
   echo "series: exported $(patches | wc -l) PR file(s) to $out, each checked to apply onto Netty $(base_version)" \
-    "(or onto it plus the patches it builds on)"
+    "(or onto it plus the patches it builds on)${build:+, to build there and to pass its own tests}"
 }
 
 cmd_pr_text() {

@@ -55,7 +55,8 @@ class SeriesToolTest {
     @Test
     void exportWritesOneCheckedPrFilePerPatch(@TempDir Path tmp) throws Exception {
         Path out = tmp.resolve("export");
-        Fork.Result r = run(null, "export", out.toString());
+        // --no-build: the build of each PR alone runs in .ci/run (tools/series.sh export), not inside this build.
+        Fork.Result r = run(null, "export", "--no-build", out.toString());
         assertThat(r.exit).as(r.output).isZero();
         assertThat(r.output).contains("each checked to apply");
         for (Path patch : Fork.patches()) {
@@ -70,6 +71,49 @@ class SeriesToolTest {
             String message = text.substring(0, text.indexOf("\n---\n"));
             assertThat(message).contains("Motivation:").doesNotContain("Upstream-Status:").doesNotContain("\nFork-");
         }
+    }
+
+    /** A new file goes to one PR: listed by two patches, export stops and names the file and both patches. */
+    @Test
+    void exportRejectsAFileListedByTwoPatches(@TempDir Path tmp) throws Exception {
+        List<Path> patches = Fork.patches();
+        assertThat(patches).as("a series of at least two patches").hasSizeGreaterThan(1);
+        String shared = Fork.trailers(patches.get(0), "Fork-PR-File").get(0);
+        Path dir = Files.createDirectories(tmp.resolve("patches"));
+        for (Path p : patches) {
+            Files.copy(p, dir.resolve(p.getFileName()));
+        }
+        Files.copy(Fork.ROOT.resolve("patches/series"), dir.resolve("series"));
+        Path second = dir.resolve(patches.get(1).getFileName());
+        String text = Fork.read(second);
+        int end = text.indexOf("\n---\n");
+        Files.write(second, (text.substring(0, end) + "\nFork-PR-File: " + shared + text.substring(end))
+                .getBytes(StandardCharsets.UTF_8));
+
+        Fork.Result r = run(dir, "export", "--no-build", tmp.resolve("export").toString());
+        assertThat(r.exit).isNotZero();
+        assertThat(r.output).contains(shared + " is a Fork-PR-File of both " + patches.get(0).getFileName()
+                + " and " + patches.get(1).getFileName());
+    }
+
+    /** A file bound for upstream that names the fork stops the export, naming the file and the line. */
+    @Test
+    void exportRejectsAPrFileThatNamesTheFork(@TempDir Path tmp) throws Exception {
+        Path copy = tmp.resolve("repo");
+        copyRepository(Fork.ROOT, copy, true);
+        Path patch = Fork.patches().get(0);
+        String file = Fork.trailers(patch, "Fork-PR-File").get(0);
+        Path source = copy.resolve(file);
+        List<String> lines = new ArrayList<>(Files.readAllLines(source, StandardCharsets.UTF_8));
+        int at = lines.indexOf("") + 1;
+        lines.add(at, "// Measured on 4.2.18.Final-h2uring-18.");
+        Files.write(source, lines, StandardCharsets.UTF_8);
+
+        Fork.Result r = execIn(copy, "bash", copy.resolve("tools/series.sh").toString(), "export", "--no-build",
+                tmp.resolve("export").toString());
+        assertThat(r.exit).isNotZero();
+        assertThat(r.output).contains(file + " (a file of " + patch.getFileName() + "'s PR, bound for upstream)"
+                + " names the fork, line " + (at + 1) + ": // Measured on 4.2.18.Final-h2uring-18.");
     }
 
     /** The PR text is the patch's message (subject first) without the fork-only trailers. */

@@ -183,7 +183,7 @@ public final class Http2ResponseServer implements AutoCloseable {
                 return null;
             }
         },
-        /** {@link WeightedFairQueueByteDistributor}, Netty's default before the fork. */
+        /** {@link WeightedFairQueueByteDistributor}, Netty's default up to 4.2.18. */
         WFQ {
             @Override
             StreamByteDistributor newDistributor(Http2Connection connection) {
