@@ -347,7 +347,7 @@ pr_build_check() {
       printf '%s\n' "${keep[@]}" | grep -qxF "$f" || rm "$work/repo/$f"
     done
   done
-  for f in "${keep[@]}"; do
+  for f in $(trailer "$p" Fork-PR-File); do
     case "$f" in
       */src/test/*Test.java|testsuite/src/main/*Test.java) t=$(basename "$f" .java); tests+=("$t") ;;
     esac

@@ -47,7 +47,6 @@ import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.IntObjectMap;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -93,10 +92,7 @@ import javax.net.ssl.SSLSession;
  * {@code -Dh2bench.jvmArgs='-Dk=v ...'} passes JVM arguments (separated by white space) to the benchmark's forks.
  * {@code writeBufferHighWaterMark} sets the server connections' write buffer high water mark (0: Netty's default,
  * 64 KiB; the low one is half of it).
- * {@link #uncountedFlushedLimitOff} runs in a JVM with {@code -Dio.netty.iouring.uncountedFlushedLimit=0} (io_uring
- * counts every pending message until its write completes); another value of that property, for example
- * {@code -Dh2bench.jvmArgs=-Dio.netty.iouring.uncountedFlushedLimit=1048576}, applies to {@link #openLoop} (the
- * twin's own value comes after it and wins). The benchmark compiles and runs against upstream's artifacts too.
+ * The benchmark compiles and runs against upstream's artifacts too.
  */
 @State(Scope.Benchmark)
 public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
@@ -505,19 +501,15 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     /**
      * {@code -Dh2bench.<param>=v1,v2} sets the values of a parameter (transport, pipeline, distributor, bodySize,
      * burst, connections, writeBufferHighWaterMark, tls) when the benchmark runs through {@link #run()} (with
-     * {@code OPENSSL} among the {@code tls} values, it fails at once if OpenSSL is not available);
-     * {@code -Dh2bench.method=openLoop} (or {@code uncountedFlushedLimitOff}) runs one of the two methods only.
+     * {@code OPENSSL} among the {@code tls} values, it fails at once if OpenSSL is not available).
      */
     @Override
     protected ChainedOptionsBuilder newOptionsBuilder() throws Exception {
         ChainedOptionsBuilder builder = super.newOptionsBuilder();
         String method = System.getProperty("h2bench.method");
-        if (method != null) {
-            if (!"openLoop".equals(method) && !"uncountedFlushedLimitOff".equals(method)) {
-                throw new IllegalArgumentException("h2bench.method=" + method
-                        + " is not one of [openLoop, uncountedFlushedLimitOff]");
-            }
-            builder.exclude(".*\\." + ("openLoop".equals(method) ? "uncountedFlushedLimitOff" : "openLoop"));
+        if (method != null && !"openLoop".equals(method)) {
+            throw new IllegalArgumentException("h2bench.method=" + method + " is not a method of this benchmark"
+                    + " (openLoop)");
         }
         for (String param : new String[] { "transport", "pipeline", "distributor", "bodySize", "burst",
                 "connections", "writeBufferHighWaterMark", "tls" }) {
@@ -537,8 +529,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
 
     /**
      * The harness's JVM arguments, {@code -Dh2bench.trace=true} if set, and those of {@code -Dh2bench.jvmArgs}
-     * (separated by white space). Given as JMH's {@code jvmArgs}, so that a method's {@code @Fork(jvmArgsAppend)}
-     * still applies.
+     * (separated by white space). Given as JMH's {@code jvmArgs}.
      */
     @Override
     protected String[] jvmArgs() {
@@ -556,12 +547,6 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
 
     @Benchmark
     public void openLoop(Costs costs) throws Exception {
-        tick(costs);
-    }
-
-    @Benchmark
-    @Fork(jvmArgsAppend = "-Dio.netty.iouring.uncountedFlushedLimit=0")
-    public void uncountedFlushedLimitOff(Costs costs) throws Exception {
         tick(costs);
     }
 }

@@ -30,9 +30,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * How the default {@link DefaultHttp2RemoteFlowController} cuts concurrent response bodies into {@code DATA} frames,
+ * How {@link DefaultHttp2RemoteFlowController} cuts concurrent response bodies into {@code DATA} frames,
  * decoded from the wire of an {@link io.netty.channel.embedded.EmbeddedChannel} whose write budget is exactly
- * 64 KiB per round: whole 16 KiB frames with the default {@link UniformStreamByteDistributor}, ~1 KiB slices with
+ * 64 KiB per round: whole 16 KiB frames with a {@link UniformStreamByteDistributor} that allocates whole 16 KiB chunks,
+ * ~1 KiB slices with
  * {@link WeightedFairQueueByteDistributor}.
  */
 public class Http2DataFramingTest {
@@ -46,8 +47,10 @@ public class Http2DataFramingTest {
     static final WriteBufferWaterMark UNLIMITED = new WriteBufferWaterMark(1, 64 * 1024 * 1024);
     static final int LARGE_WINDOW = 1 << 24;
 
-    static Http2ConnectionHandler defaultServer() {
-        return new Http2ConnectionHandlerBuilder().server(true).frameListener(new Http2FrameAdapter()).build();
+    /** A server whose distributor allocates whole chunks of one 16 KiB frame, new streams first. */
+    static Http2ConnectionHandler wholeFrameServer() {
+        Http2Connection connection = new DefaultHttp2Connection(true);
+        return server(connection, new UniformStreamByteDistributor(connection, DEFAULT_MAX_FRAME_SIZE));
     }
 
     static Http2ConnectionHandler weightedFairQueueServer() {
@@ -111,8 +114,8 @@ public class Http2DataFramingTest {
     /** 3 streams share 64 KiB as 21845 bytes each: the shares are rounded to whole frames, no partial frame. */
     @ParameterizedTest(name = "{0} streams")
     @ValueSource(ints = {2, 3, 4, 16, 100})
-    public void defaultWritesWholeFrames(int streams) throws Exception {
-        Http2WirePeer peer = respondAll(defaultServer(), streams, BODY_SIZE, DEFAULT_MAX_FRAME_SIZE);
+    public void wholeChunksWriteWholeFrames(int streams) throws Exception {
+        Http2WirePeer peer = respondAll(wholeFrameServer(), streams, BODY_SIZE, DEFAULT_MAX_FRAME_SIZE);
         try {
             List<Http2WirePeer.Frame> data = peer.dataFrames(0);
             assertEquals(streams * (BODY_SIZE / DEFAULT_MAX_FRAME_SIZE), data.size(), "DATA frames " + sizes(data));
@@ -133,7 +136,7 @@ public class Http2DataFramingTest {
     @ParameterizedTest(name = "{0} streams")
     @ValueSource(ints = {1, 2, 3})
     public void wholeFramesAtDefaultWaterMark(int streams) throws Exception {
-        Http2WirePeer peer = new Http2WirePeer(defaultServer(), WriteBufferWaterMark.DEFAULT,
+        Http2WirePeer peer = new Http2WirePeer(wholeFrameServer(), WriteBufferWaterMark.DEFAULT,
                 Http2WirePeer.settings(LARGE_WINDOW, DEFAULT_MAX_FRAME_SIZE));
         try {
             peer.windowUpdate(0, LARGE_WINDOW);
@@ -156,7 +159,7 @@ public class Http2DataFramingTest {
         }
     }
 
-    /** What the default replaces: WeightedFairQueueByteDistributor's 1 KiB quantum slices concurrent bodies. */
+    /** By contrast, WeightedFairQueueByteDistributor's 1 KiB quantum slices concurrent bodies. */
     @ParameterizedTest(name = "{0} streams")
     @ValueSource(ints = {2, 3, 4, 16, 100})
     public void weightedFairQueueSlicesBodies(int streams) throws Exception {
@@ -186,7 +189,7 @@ public class Http2DataFramingTest {
     public void noStreamStarves() throws Exception {
         int streams = 100;
         int budget = 8 * 1024;
-        Http2WirePeer peer = new Http2WirePeer(defaultServer(), UNLIMITED,
+        Http2WirePeer peer = new Http2WirePeer(wholeFrameServer(), UNLIMITED,
                 Http2WirePeer.settings(LARGE_WINDOW, DEFAULT_MAX_FRAME_SIZE));
         try {
             int[] ids = streamIds(streams);

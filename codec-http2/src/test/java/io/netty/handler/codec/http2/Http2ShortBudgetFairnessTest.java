@@ -23,7 +23,7 @@ import java.util.Random;
 import static io.netty.handler.codec.http2.Http2CodecUtil.DEFAULT_MAX_FRAME_SIZE;
 import static io.netty.handler.codec.http2.Http2DataFramingTest.LARGE_WINDOW;
 import static io.netty.handler.codec.http2.Http2DataFramingTest.UNLIMITED;
-import static io.netty.handler.codec.http2.Http2DataFramingTest.defaultServer;
+import static io.netty.handler.codec.http2.Http2DataFramingTest.wholeFrameServer;
 import static io.netty.handler.codec.http2.Http2DataFramingTest.server;
 import static io.netty.handler.codec.http2.Http2DataFramingTest.weightedFairQueueServer;
 import static io.netty.handler.codec.http2.Http2StreamOrderTest.round;
@@ -80,7 +80,7 @@ public class Http2ShortBudgetFairnessTest {
     public void everyStreamGetsItsShareWhateverTheBudgets(int streams, int update, String distributor)
             throws Exception {
         Http2ConnectionHandler server = "weightedFairQueue".equals(distributor) ? weightedFairQueueServer() :
-                "uniform1k".equals(distributor) ? uniformServer(1024) : defaultServer();
+                "uniform1k".equals(distributor) ? uniformServer(1024) : wholeFrameServer();
         Http2WirePeer peer = new Http2WirePeer(server, UNLIMITED,
                 Http2WirePeer.settings(LARGE_WINDOW, DEFAULT_MAX_FRAME_SIZE));
         try {
@@ -116,7 +116,7 @@ public class Http2ShortBudgetFairnessTest {
     public void everyStreamGetsItsShareWithRandomBudgets(long seed) throws Exception {
         int streams = 8;
         int largest = 256 * 1024;
-        Http2WirePeer peer = new Http2WirePeer(defaultServer(), UNLIMITED,
+        Http2WirePeer peer = new Http2WirePeer(wholeFrameServer(), UNLIMITED,
                 Http2WirePeer.settings(LARGE_WINDOW, DEFAULT_MAX_FRAME_SIZE));
         try {
             int[] ids = bulkStreams(peer, streams, 8 * 1024 * 1024);

@@ -27,17 +27,17 @@ import java.util.Map;
 import static io.netty.handler.codec.http2.Http2CodecUtil.DEFAULT_MAX_FRAME_SIZE;
 import static io.netty.handler.codec.http2.Http2DataFramingTest.LARGE_WINDOW;
 import static io.netty.handler.codec.http2.Http2DataFramingTest.UNLIMITED;
-import static io.netty.handler.codec.http2.Http2DataFramingTest.defaultServer;
+import static io.netty.handler.codec.http2.Http2DataFramingTest.wholeFrameServer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * The order in which the default distributor serves streams, on the wire: a stream that becomes active while bulk
- * streams have data pending is not queued behind a turn of every bulk stream, and neither new nor bulk streams
- * starve. The budget of each round is the connection window, opened by 64 KiB (four 16 KiB DATA frames) at a time,
- * so that every round is a {@code distribute} call of its own and every allocation is one whole DATA frame.
+ * The order in which a distributor with whole 16 KiB chunks serves streams, on the wire: a stream that becomes active
+ * while bulk streams have data pending is not queued behind a turn of every bulk stream, and neither new nor bulk
+ * streams starve. The budget of each round is the connection window, opened by 64 KiB (four 16 KiB DATA frames) at a
+ * time, so that every round is a {@code distribute} call of its own and every allocation is one whole DATA frame.
  */
 public class Http2StreamOrderTest {
     private static final int ROUND = 4 * DEFAULT_MAX_FRAME_SIZE;
@@ -49,7 +49,7 @@ public class Http2StreamOrderTest {
      * each of them was sent at least one DATA frame, so that none of them is new any more.
      */
     private static Http2WirePeer bulkStreams(int streams) throws Exception {
-        Http2WirePeer peer = new Http2WirePeer(defaultServer(), UNLIMITED,
+        Http2WirePeer peer = new Http2WirePeer(wholeFrameServer(), UNLIMITED,
                 Http2WirePeer.settings(LARGE_WINDOW, DEFAULT_MAX_FRAME_SIZE));
         int[] ids = Http2DataFramingTest.streamIds(streams);
         peer.openStreams(ids);

@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * {@link UniformStreamByteDistributor} with a one-frame minimum chunk, as the default: an allocation that is not a
+ * {@link UniformStreamByteDistributor} with whole chunks of one frame: an allocation that is not a
  * whole number of chunks only comes from the stream's own remaining bytes or from a budget smaller than one chunk
  * (the first allocation of a call), never from splitting the budget between streams or from the end of a budget,
  * also when one stream has the whole budget.
@@ -87,6 +87,26 @@ public class UniformStreamByteDistributorChunkTest {
         r.writes.clear();
         assertTrue(r.distribute(7232));
         assertEquals(Arrays.asList("1:7232"), r.writes);
+    }
+
+    /**
+     * The existing constructor keeps the order and allocation it always had: shares of the budget that are not whole
+     * chunks, and a new stream at the tail of the queue; the chunk constructor gives whole chunks and serves the new
+     * stream ahead of stream 3 (not ahead of stream 1: new streams take at most every other turn, and stream 3 was new
+     * in the turn before).
+     */
+    @ParameterizedTest(name = "whole chunks: {0}")
+    @ValueSource(booleans = {false, true})
+    public void existingConstructorKeepsQueueOrder(boolean wholeChunks) throws Http2Exception {
+        Recorder r = new Recorder(2, 4 * DEFAULT_MAX_FRAME_SIZE, wholeChunks);
+        assertTrue(r.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 7232));
+        r.add(5, DEFAULT_MAX_FRAME_SIZE);
+        for (int i = 0; i < 3; i++) {
+            assertTrue(r.distribute(DEFAULT_MAX_FRAME_SIZE));
+        }
+        assertEquals(wholeChunks
+                ? Arrays.asList("1:16384", "3:16384", "1:16384", "5:16384", "3:16384")
+                : Arrays.asList("1:20000", "3:20000", "1:16384", "3:16384", "5:16384"), r.writes);
     }
 
     /**
@@ -392,13 +412,27 @@ public class UniformStreamByteDistributorChunkTest {
      */
     private static class Recorder implements StreamByteDistributor.Writer {
         final Http2Connection connection = new DefaultHttp2Connection(false);
-        final UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
-                DEFAULT_MAX_FRAME_SIZE);
+        final UniformStreamByteDistributor distributor;
         final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
         final List<String> writes = new ArrayList<String>();
 
-        /** With {@code streams} streams (ids 1, 3, 5, ...) of {@code bodySize} bytes each. */
+        /** With {@code streams} streams (ids 1, 3, 5, ...) of {@code bodySize} bytes each, whole 16 KiB chunks. */
         Recorder(int streams, int bodySize) throws Http2Exception {
+            this(streams, bodySize, true);
+        }
+
+        /**
+         * {@code wholeChunks}: the distributor is made with the chunk constructor, else with the existing one and
+         * the 16 KiB chunk set through {@link UniformStreamByteDistributor#minAllocationChunk(int)} (as grpc-java
+         * does).
+         */
+        Recorder(int streams, int bodySize, boolean wholeChunks) throws Http2Exception {
+            if (wholeChunks) {
+                distributor = new UniformStreamByteDistributor(connection, DEFAULT_MAX_FRAME_SIZE);
+            } else {
+                distributor = new UniformStreamByteDistributor(connection);
+                distributor.minAllocationChunk(DEFAULT_MAX_FRAME_SIZE);
+            }
             states.putAll(addStreams(connection, distributor, streams, bodySize));
         }
 
