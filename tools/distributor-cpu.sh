@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The fork's UniformStreamByteDistributor against upstream's (netty.base.version), side by side in one JVM: each JVM
+# The fork's WholeChunkStreamByteDistributor against upstream's UniformStreamByteDistributor (netty.base.version),
+# side by side in one JVM: each JVM
 # distributes 64 KiB bodies on the same number of streams with the same budget and a 16 KiB chunk, with both classes
 # in alternating slices of about 20 ms (60 pairs after a warm-up), and reports the thread CPU time per operation
 # (descheduled time does not count) and the allocations per operation of each. Two classes in one JVM see the same

@@ -11,9 +11,10 @@
 #                                       Fork-PR-File trailers list, one commit, fork-only trailers stripped) that git am
 #                                       applies onto the upstream sources, or onto them plus the patches its
 #                                       Fork-Depends-On trailers name (a stacked PR) (default OUT: target/export).
-#                                       Checked: each new file belongs to one PR and does not name the fork; the PR
-#                                       applies; and (unless --no-build) it builds there alone (patched modules,
-#                                       benchmarks) and passes its own tests, with no file of another PR present
+#                                       Checked: each new file belongs to one PR, does not name the fork and imports
+#                                       only packages its module has upstream (per upstream's pom); the PR applies;
+#                                       and (unless --no-build) it builds there alone (patched modules, benchmarks)
+#                                       and passes its own tests, with no file of another PR present
 #   tools/series.sh pr-text NNNN        the PR text of patch NNNN: its commit message without fork-only trailers
 #   tools/series.sh status NNNN STATUS  set patch NNNN's Upstream-Status trailer (Pending, Submitted [PR URL],
 #                                       Accepted [version], Inappropriate [reason]) and regenerate the series
@@ -309,13 +310,73 @@ pr_files_checked() {
         "keep it in one and let the other declare Fork-Depends-On"
       owner[$f]=$name
       [ -f "$TOP/$f" ] || die "$name lists $f (Fork-PR-File), but there is no such file"
-      # The fork's own names (its version suffix, its test packages, its patch numbers, the word itself) do not go
-      # upstream.
-      line=$(grep -nE '\bfork\b|h2uring|testsuite\.fork|Fork-[A-Z]|\bpatch(es)? 0[0-9]{3}\b|\(0[0-9]{3}\)' \
+      # The fork's own names (its version suffix, its test packages, its patch numbers and issues, its -Pupstream
+      # profile, 'upstream's', the word itself) do not go upstream.
+      line=$(grep -nE '\bfork\b|h2uring|testsuite\.fork|Fork-[A-Z]|\bpatch(es)? 0[0-9]{3}\b|\(0[0-9]{3}\)|\bissue [0-9]+|-Pupstream|\bupstream.s\b' \
         "$TOP/$f" | head -n 1) || true
       [ -z "$line" ] || die "$f (a file of $name's PR, bound for upstream) names the fork, line ${line%%:*}:" \
         "${line#*:}"
       echo "$f $name"
+    done
+  done
+}
+
+# The artifacts upstream's pom of module $1 depends on (its own <dependencies>, not those it manages or its plugins'),
+# one a line; the pom is resolved by Maven (at the version this repository builds or runs that module against).
+upstream_module_dependencies() {
+  local m=$1 version dir=$TOP/target/upstream-poms
+  case "$m" in
+    microbench) version=$(pom_property netty.microbench.version) ;;
+    testsuite) version=$(pom_property netty.testsuite.version) ;;
+    *) version=$(base_version) ;;
+  esac
+  if [ ! -f "$dir/netty-$m-$version.pom" ]; then
+    (cd "$TOP" && ./mvnw -q -B -N dependency:copy "-Dartifact=io.netty:netty-$m:$version:pom" \
+      "-DoutputDirectory=$dir") >&2 || die "Maven cannot resolve io.netty:netty-$m:$version:pom"
+  fi
+  awk '/<dependencyManagement>/ { dm = 1 } /<\/dependencyManagement>/ { dm = 0 }
+       /<plugin>/ { pl = 1 } /<\/plugin>/ { pl = 0 }
+       /<dependency>/ { d = 1 } /<\/dependency>/ { d = 0 }
+       d && !dm && !pl && /<artifactId>/ { sub(/.*<artifactId>/, ""); sub(/<\/artifactId>.*/, ""); print }' \
+    "$dir/netty-$m-$version.pom"
+}
+
+# The artifacts (any one of them) that provide Netty package $1, where a module's dependencies decide whether a file
+# compiles upstream; none for the packages every module has (common, buffer, transport, handler).
+package_artifacts() {
+  case "$1" in
+    io.netty.channel.uring*) echo "netty-transport-classes-io_uring netty-transport-native-io_uring" ;;
+    io.netty.channel.epoll*) echo "netty-transport-classes-epoll netty-transport-native-epoll" ;;
+    io.netty.channel.kqueue*) echo "netty-transport-classes-kqueue netty-transport-native-kqueue" ;;
+    io.netty.pkitesting*) echo "netty-pkitesting" ;;
+    io.netty.handler.codec.http2*) echo "netty-codec-http2" ;;
+    io.netty.handler.codec.http*) echo "netty-codec-http netty-codec-http2" ;;
+    io.netty.testsuite*) echo "netty-testsuite" ;;
+    io.netty.microbench*) echo "netty-microbench" ;;
+  esac
+}
+
+# Every Fork-PR-File imports only packages its module has upstream: the module's own, or those of an artifact its
+# upstream pom depends on (the build here uses this repository's poms, which may add dependencies a PR would have to
+# add too).
+pr_imports_checked() {
+  local p name f m pkg deps needed a ok
+  for p in $(patches); do
+    name=$(basename "$p")
+    for f in $(trailer "$p" Fork-PR-File); do
+      m=${f%%/*}
+      deps=$(upstream_module_dependencies "$m")
+      for pkg in $(grep -oE '^import (static )?io\.netty(\.[a-z0-9_]+)+' "$TOP/$f" | sed 's/^import //; s/^static //' \
+          | sort -u); do
+        needed=$(package_artifacts "$pkg")
+        [ -n "$needed" ] || continue
+        ok=
+        for a in $needed; do
+          if [ "$a" = "netty-$m" ] || grep -qx "$a" <<<"$deps"; then ok=1; fi
+        done
+        [ -n "$ok" ] || die "$f (a file of $name's PR) imports $pkg, but upstream's $m module does not depend on" \
+          "$(echo $needed | sed 's/ / or /g'); make the file do without it, or leave it out of the PR"
+      done
     done
   done
 }
@@ -376,6 +437,7 @@ cmd_export() {
   tree=$(mktemp -d)
   trap 'rm -rf "$tree"' EXIT
   pr_files_checked >/dev/null
+  pr_imports_checked
   cmd_materialise "$tree/tree" >/dev/null
   mkdir -p "$out"
   find "$out" -maxdepth 1 -name '*.patch' -delete

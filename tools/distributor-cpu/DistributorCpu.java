@@ -1,8 +1,8 @@
 /*
  * Fork tooling (not part of any upstream PR): one JVM distributes 64 KiB on each of STREAMS streams, BUDGET bytes
- * per distribute() call, with two distributors side by side: the UniformStreamByteDistributor on the class path (the
- * fork's) and upstream's class of the base release, renamed UpstreamUniformStreamByteDistributor by
- * tools/distributor-cpu.sh; both with a 16 KiB minimum chunk, each on its own connection and streams (the
+ * per distribute() call, with two distributors side by side: the fork's WholeChunkStreamByteDistributor and
+ * upstream's UniformStreamByteDistributor of the base release (its source, renamed UpstreamUniformStreamByteDistributor
+ * by tools/distributor-cpu.sh; the same as the fork's, which does not change it); both with 16 KiB chunks, each on its own connection and streams (the
  * harness's call sites see both classes, so their type profiles are shared; the third argument says which class
  * warms up and runs first, and the script alternates it from JVM to JVM). After a warm-up of both, it measures
  * PAIRS pairs of slices of about 20 ms each, upstream and fork in turn (the order alternates from pair to pair), so
@@ -105,8 +105,7 @@ public final class DistributorCpu {
         int first = "fork".equals(args[2]) ? 1 : 0;
 
         Http2Connection forkConnection = new DefaultHttp2Connection(false);
-        UniformStreamByteDistributor fork = new UniformStreamByteDistributor(forkConnection);
-        fork.minAllocationChunk(DEFAULT_MAX_FRAME_SIZE);
+        StreamByteDistributor fork = new WholeChunkStreamByteDistributor(forkConnection);
         Http2Connection upstreamConnection = new DefaultHttp2Connection(false);
         // Loaded by name: the class exists only in the scratch build of tools/distributor-cpu.sh.
         StreamByteDistributor upstream = (StreamByteDistributor) Class.forName(

@@ -43,7 +43,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the pending size of the flushed, not yet removed messages stops counting against the write buffer water marks, so
  * the counted size is {@code totalPendingWriteBytes() - min(flushed pending size, limit)}; writability, its events and
  * {@code bytesBeforeUnwritable()}/{@code bytesBeforeWritable()} follow it. Without the hook the accounting is
- * upstream's. A flush only adds to the flushed pending size; writability is evaluated for it by
+ * unchanged. A flush only adds to the flushed pending size; writability is evaluated for it by
  * {@code AbstractUnsafe.flush0()}, with its reentrance guard set and right before {@code doWrite}, and by every call of
  * the hook, so a writability event can come from within {@code Channel#flush()} or from the hook.
  * <p>

@@ -237,7 +237,7 @@ class SeriesToolTest {
             }
         }
         assertThat(Fork.read(copy.resolve("codec-http2/api-changes.txt")))
-                .doesNotContain("UniformStreamByteDistributor(io.netty.handler.codec.http2.Http2Connection, int)");
+                .doesNotContain("WholeChunkStreamByteDistributor");
     }
 
     @Test

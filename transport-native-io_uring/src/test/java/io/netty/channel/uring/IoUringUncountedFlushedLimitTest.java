@@ -374,8 +374,8 @@ public class IoUringUncountedFlushedLimitTest {
 
     /**
      * A peer that stops reading: with the default limit the channel holds at most twice the high water mark plus a
-     * message (in pending size), and more than upstream's accounting lets it (the uncounted part is used). Fails if
-     * the default limit is raised: at 16 x the high water mark the writer goes on to 17 high water marks.
+     * message (in pending size), and more than the accounting without the limit lets it (the uncounted part is used).
+     * Fails if the default limit is raised: at 16 x the high water mark the writer goes on to 17 high water marks.
      */
     @Test
     public void peerThatStopsReadingHoldsAtMostTwiceTheHighWaterMark() throws Exception {
@@ -443,8 +443,8 @@ public class IoUringUncountedFlushedLimitTest {
             assertTrue(raised[1] > raised[0] + 3 * HIGH, raised[1] + " > " + raised[0] + " + 3 x high");
             assertEquals(0, raised[2]);
 
-            // A limit that was set does not follow the water marks; upstream's own rule: a higher high water mark
-            // alone makes no event until the next change.
+            // A limit that was set does not follow the water marks; ChannelOutboundBuffer's own rule: a higher high
+            // water mark alone makes no event until the next change.
             onLoop(client, () -> {
                 int before = writer.events.size();
                 client.config().setWriteBufferWaterMark(new WriteBufferWaterMark(LOW, 16 * HIGH));

@@ -36,11 +36,12 @@ import static io.netty.handler.codec.http2.DefaultHttp2RemoteFlowController.isWe
 import static io.netty.handler.codec.http2.Http2CodecUtil.DEFAULT_MAX_FRAME_SIZE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The default {@link StreamByteDistributor} of {@link DefaultHttp2RemoteFlowController}, as every builder gets it:
- * {@link UniformStreamByteDistributor} with a one-frame chunk, unless
+ * {@link WholeChunkStreamByteDistributor} with a one-frame chunk, unless
  * {@code -Dio.netty.http2.defaultStreamByteDistributor=weightedFairQueue} restores
  * {@link WeightedFairQueueByteDistributor}. Each test checks the default the JVM was started with, so running the
  * class once without the property, once with {@code weightedFairQueue} and once with an unknown value covers all
@@ -117,18 +118,18 @@ public class DefaultStreamByteDistributorTest {
     }
 
     @Test
-    public void absentValueMeansUniform() {
+    public void absentValueMeansWholeChunk() {
         RecordingLogger log = new RecordingLogger();
         assertFalse(isWeightedFairQueue(null, log.logger));
         assertEquals(0, log.count(Level.WARNING));
-        assertTrue(log.contains(Level.FINE, "uniform"), log.records.toString());
+        assertTrue(log.contains(Level.FINE, "wholeChunk"), log.records.toString());
     }
 
     @Test
     public void acceptedValues() {
         RecordingLogger log = new RecordingLogger();
-        assertFalse(isWeightedFairQueue("uniform", log.logger));
-        assertFalse(isWeightedFairQueue(" Uniform ", log.logger));
+        assertFalse(isWeightedFairQueue("wholeChunk", log.logger));
+        assertFalse(isWeightedFairQueue(" WholeChunk ", log.logger));
         assertTrue(isWeightedFairQueue("weightedFairQueue", log.logger));
         assertTrue(isWeightedFairQueue("WEIGHTEDFAIRQUEUE ", log.logger));
         assertEquals(0, log.count(Level.WARNING));
@@ -136,13 +137,23 @@ public class DefaultStreamByteDistributorTest {
     }
 
     @Test
-    public void unknownValueIsReportedAndUniformKept() {
+    public void unknownValueIsReportedAndWholeChunkKept() {
         RecordingLogger log = new RecordingLogger();
         assertFalse(isWeightedFairQueue("wfq", log.logger));
         assertEquals(1, log.count(Level.WARNING));
         assertTrue(log.contains(Level.WARNING, DEFAULT_DISTRIBUTOR_PROPERTY), log.records.toString());
         assertTrue(log.contains(Level.WARNING, "'wfq'"), log.records.toString());
-        assertTrue(log.contains(Level.WARNING, "uniform, weightedFairQueue"), log.records.toString());
+        assertTrue(log.contains(Level.WARNING, "wholeChunk, weightedFairQueue"), log.records.toString());
+    }
+
+    /** Both defaults the property selects, in one JVM. */
+    @Test
+    public void defaultDistributorOfEachValue() {
+        Http2Connection connection = new DefaultHttp2Connection(true);
+        assertInstanceOf(WholeChunkStreamByteDistributor.class,
+                DefaultHttp2RemoteFlowController.newDefaultStreamByteDistributor(connection, false));
+        assertInstanceOf(WeightedFairQueueByteDistributor.class,
+                DefaultHttp2RemoteFlowController.newDefaultStreamByteDistributor(connection, true));
     }
 
     private static final class JdkLoggers extends JdkLoggerFactory {

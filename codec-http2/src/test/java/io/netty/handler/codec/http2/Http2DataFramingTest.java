@@ -32,8 +32,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * How {@link DefaultHttp2RemoteFlowController} cuts concurrent response bodies into {@code DATA} frames,
  * decoded from the wire of an {@link io.netty.channel.embedded.EmbeddedChannel} whose write budget is exactly
- * 64 KiB per round: whole 16 KiB frames with a {@link UniformStreamByteDistributor} that allocates whole 16 KiB chunks,
- * ~1 KiB slices with
+ * 64 KiB per round: whole 16 KiB frames with a {@link WholeChunkStreamByteDistributor} (16 KiB chunks), ~1 KiB slices
+ * with
  * {@link WeightedFairQueueByteDistributor}.
  */
 public class Http2DataFramingTest {
@@ -50,7 +50,7 @@ public class Http2DataFramingTest {
     /** A server whose distributor allocates whole chunks of one 16 KiB frame, new streams first. */
     static Http2ConnectionHandler wholeFrameServer() {
         Http2Connection connection = new DefaultHttp2Connection(true);
-        return server(connection, new UniformStreamByteDistributor(connection, DEFAULT_MAX_FRAME_SIZE));
+        return server(connection, new WholeChunkStreamByteDistributor(connection, DEFAULT_MAX_FRAME_SIZE));
     }
 
     static Http2ConnectionHandler weightedFairQueueServer() {

@@ -35,7 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The default distributor ({@link UniformStreamByteDistributor} with whole 16 KiB chunks) on the wire: concurrent
+ * The default distributor ({@link WholeChunkStreamByteDistributor} with whole 16 KiB chunks) on the wire: concurrent
  * bodies in whole frames, and flow-control edge cases: tiny windows, empty frames, window updates mid-stream, resets,
  * larger frames.
  */

@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * be whole chunks: two 16 KiB chunks and a few bytes (a client with HTTP/2's 65,535-byte windows sends a
  * {@code WINDOW_UPDATE} once half its window is consumed, for the bytes consumed so far), or a share of several chunks
  * per stream. The streams' bytes must stay within a bound that does not grow with the number of turns (two shares and
- * two chunks). Before (issue 29) the rounds ended on the same streams turn after turn: with three, six or nine
+ * two chunks). Without a per-stream credit the rounds end on the same streams turn after turn: with three, six or nine
  * streams they got the few bytes left over where the others got a chunk (a streamed response next to 8 bulk
  * responses, and the 4th and 6th of them, ended at 87.5% of the bulk bytes instead of about 50%); streams whose turns
  * started with the few bytes left over of a budget got less, turn after turn (4 streams and 524287 bytes, 8 streams
@@ -70,7 +70,7 @@ public class Http2ShortBudgetFairnessTest {
             "32, 36864, default",
             "64, 36864, default",
             "64, 1048575, default",
-            // An explicit 1 KiB chunk (upstream's default chunk) and the previous default distributor.
+            // A 1 KiB chunk, and WeightedFairQueueByteDistributor.
             "8, 65535, uniform1k",
             "9, 3073, uniform1k",
             "8, 49151, weightedFairQueue",
@@ -171,6 +171,6 @@ public class Http2ShortBudgetFairnessTest {
 
     private static Http2ConnectionHandler uniformServer(int chunk) {
         Http2Connection connection = new DefaultHttp2Connection(true);
-        return server(connection, new UniformStreamByteDistributor(connection, chunk));
+        return server(connection, new WholeChunkStreamByteDistributor(connection, chunk));
     }
 }

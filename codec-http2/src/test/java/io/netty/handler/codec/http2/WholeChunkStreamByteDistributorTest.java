@@ -34,12 +34,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * {@link UniformStreamByteDistributor} with whole chunks of one frame: an allocation that is not a
+ * {@link WholeChunkStreamByteDistributor} with chunks of one frame: an allocation that is not a
  * whole number of chunks only comes from the stream's own remaining bytes or from a budget smaller than one chunk
  * (the first allocation of a call), never from splitting the budget between streams or from the end of a budget,
  * also when one stream has the whole budget.
  */
-public class UniformStreamByteDistributorChunkTest {
+public class WholeChunkStreamByteDistributorTest {
 
     @ParameterizedTest(name = "{0} streams of {1} bytes, budget {2}")
     @CsvSource({
@@ -58,7 +58,7 @@ public class UniformStreamByteDistributorChunkTest {
     })
     public void partialChunksOnlyFromBudgetOrStream(int streams, int bodySize, int budget) throws Http2Exception {
         Http2Connection connection = new DefaultHttp2Connection(false);
-        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+        WholeChunkStreamByteDistributor distributor = new WholeChunkStreamByteDistributor(connection,
                 DEFAULT_MAX_FRAME_SIZE);
         Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, streams, bodySize);
 
@@ -90,14 +90,14 @@ public class UniformStreamByteDistributorChunkTest {
     }
 
     /**
-     * The existing constructor keeps the order and allocation it always had: shares of the budget that are not whole
-     * chunks, and a new stream at the tail of the queue; the chunk constructor gives whole chunks and serves the new
+     * Against {@link UniformStreamByteDistributor} with the same 16 KiB chunk: it gives shares of the budget that are
+     * not whole chunks, and queues a new stream at the tail; this distributor gives whole chunks and serves the new
      * stream ahead of stream 3 (not ahead of stream 1: new streams take at most every other turn, and stream 3 was new
      * in the turn before).
      */
     @ParameterizedTest(name = "whole chunks: {0}")
     @ValueSource(booleans = {false, true})
-    public void existingConstructorKeepsQueueOrder(boolean wholeChunks) throws Http2Exception {
+    public void newStreamAheadOfTheRoundRobinUnlikeUniform(boolean wholeChunks) throws Http2Exception {
         Recorder r = new Recorder(2, 4 * DEFAULT_MAX_FRAME_SIZE, wholeChunks);
         assertTrue(r.distribute(2 * DEFAULT_MAX_FRAME_SIZE + 7232));
         r.add(5, DEFAULT_MAX_FRAME_SIZE);
@@ -113,8 +113,8 @@ public class UniformStreamByteDistributorChunkTest {
      * Turns cut short by budgets smaller than one chunk (two chunks and 4096 bytes, then the 4096 left): stream 3's
      * first turn is cut at 4096 bytes with less than a chunk of credit left, so it ends there and the 12288 bytes carry
      * over; its next turn starts with 28672 bytes of credit, is cut short twice and goes on (a chunk of credit left) to
-     * a whole chunk, 4096 bytes left. Before (issue 29), the stream given the few bytes left over lost the rest of its
-     * turn, so with three streams the same stream got 4096 bytes at every turn.
+     * a whole chunk, 4096 bytes left. Without the credit, the stream given the few bytes left over would lose the rest
+     * of its turn, and with three streams the same stream would get 4096 bytes at every turn.
      */
     @Test
     public void turnCutShortGoesOnWithItsCredit() throws Http2Exception {
@@ -249,8 +249,8 @@ public class UniformStreamByteDistributorChunkTest {
 
     /**
      * Empty frames queued and streams closed by the writes of a call: an empty frame that a write queues goes out in
-     * the same call (as upstream's distributor writes it), and a stream closed by another's write while its empty frame
-     * waits is simply not written.
+     * the same call (as {@link UniformStreamByteDistributor} writes it), and a stream closed by another's write while
+     * its empty frame waits is simply not written.
      */
     @Test
     public void emptyFramesQueuedOrClosedByWritesOfTheCall() throws Http2Exception {
@@ -275,7 +275,7 @@ public class UniformStreamByteDistributorChunkTest {
 
     /**
      * Only empty frames, each write queuing the next stream's (a chain): all of them go out in the one call, as with
-     * upstream's distributor, also when no stream has bytes to send.
+     * {@link UniformStreamByteDistributor}, also when no stream has bytes to send.
      */
     @Test
     public void chainOfEmptyFramesGoesOutInOneCall() throws Http2Exception {
@@ -317,7 +317,7 @@ public class UniformStreamByteDistributorChunkTest {
     public void streamWhoseRestFitsItsShareGetsItAtOnce(int streams, int bodySize, int budget)
             throws Http2Exception {
         Http2Connection connection = new DefaultHttp2Connection(false);
-        UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+        WholeChunkStreamByteDistributor distributor = new WholeChunkStreamByteDistributor(connection,
                 DEFAULT_MAX_FRAME_SIZE);
         final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, streams, bodySize);
         final List<Integer> allocations = new ArrayList<Integer>();
@@ -352,7 +352,7 @@ public class UniformStreamByteDistributorChunkTest {
     @ValueSource(ints = {1, 8, 64})
     public void streamRefilledWhileWrittenGetsOneAllocationPerTurn(int bulkStreams) throws Http2Exception {
         Http2Connection connection = new DefaultHttp2Connection(false);
-        final UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection,
+        final WholeChunkStreamByteDistributor distributor = new WholeChunkStreamByteDistributor(connection,
                 DEFAULT_MAX_FRAME_SIZE);
         final Map<Integer, Http2TestStreamState> states = addStreams(connection, distributor, bulkStreams,
                 Integer.MAX_VALUE);
@@ -412,7 +412,7 @@ public class UniformStreamByteDistributorChunkTest {
      */
     private static class Recorder implements StreamByteDistributor.Writer {
         final Http2Connection connection = new DefaultHttp2Connection(false);
-        final UniformStreamByteDistributor distributor;
+        final StreamByteDistributor distributor;
         final Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
         final List<String> writes = new ArrayList<String>();
 
@@ -422,16 +422,16 @@ public class UniformStreamByteDistributorChunkTest {
         }
 
         /**
-         * {@code wholeChunks}: the distributor is made with the chunk constructor, else with the existing one and
-         * the 16 KiB chunk set through {@link UniformStreamByteDistributor#minAllocationChunk(int)} (as grpc-java
-         * does).
+         * {@code wholeChunks}: a {@link WholeChunkStreamByteDistributor}, else a {@link UniformStreamByteDistributor}
+         * with a 16 KiB minimum chunk (grpc-java's).
          */
         Recorder(int streams, int bodySize, boolean wholeChunks) throws Http2Exception {
             if (wholeChunks) {
-                distributor = new UniformStreamByteDistributor(connection, DEFAULT_MAX_FRAME_SIZE);
+                distributor = new WholeChunkStreamByteDistributor(connection, DEFAULT_MAX_FRAME_SIZE);
             } else {
-                distributor = new UniformStreamByteDistributor(connection);
-                distributor.minAllocationChunk(DEFAULT_MAX_FRAME_SIZE);
+                UniformStreamByteDistributor uniform = new UniformStreamByteDistributor(connection);
+                uniform.minAllocationChunk(DEFAULT_MAX_FRAME_SIZE);
+                distributor = uniform;
             }
             states.putAll(addStreams(connection, distributor, streams, bodySize));
         }
@@ -467,7 +467,7 @@ public class UniformStreamByteDistributorChunkTest {
     /**
      * Creates stream {@code id} with {@code bodySize} bytes pending ({@code 0}: an empty frame with END_STREAM).
      */
-    private static Http2TestStreamState addStream(Http2Connection connection, UniformStreamByteDistributor distributor,
+    private static Http2TestStreamState addStream(Http2Connection connection, StreamByteDistributor distributor,
                                                   Map<Integer, Http2TestStreamState> states, int id, int bodySize)
             throws Http2Exception {
         Http2Stream stream = connection.local().createStream(id, false);
@@ -480,7 +480,7 @@ public class UniformStreamByteDistributorChunkTest {
 
     /** Creates {@code streams} streams (ids 1, 3, 5, ...) with {@code bodySize} bytes pending each. */
     private static Map<Integer, Http2TestStreamState> addStreams(Http2Connection connection,
-                                                                 UniformStreamByteDistributor distributor,
+                                                                 StreamByteDistributor distributor,
                                                                  int streams, int bodySize) throws Http2Exception {
         Map<Integer, Http2TestStreamState> states = new HashMap<Integer, Http2TestStreamState>();
         for (int i = 0; i < streams; i++) {
@@ -491,13 +491,13 @@ public class UniformStreamByteDistributorChunkTest {
 
     /** Checks each allocation as the flow controller would see it, then writes it all. */
     private static final class CheckingWriter implements StreamByteDistributor.Writer {
-        private final UniformStreamByteDistributor distributor;
+        private final WholeChunkStreamByteDistributor distributor;
         private final Map<Integer, Http2TestStreamState> states;
         int budgetLeft;
         boolean firstInCall;
         long written;
 
-        CheckingWriter(UniformStreamByteDistributor distributor, Map<Integer, Http2TestStreamState> states) {
+        CheckingWriter(WholeChunkStreamByteDistributor distributor, Map<Integer, Http2TestStreamState> states) {
             this.distributor = distributor;
             this.states = states;
         }

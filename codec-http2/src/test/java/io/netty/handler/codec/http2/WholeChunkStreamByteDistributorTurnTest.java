@@ -28,16 +28,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@link UniformStreamByteDistributor}'s turn rule at its boundaries: a stream that sent all it had counts as new
+ * {@link WholeChunkStreamByteDistributor}'s turn rule at its boundaries: a stream that sent all it had counts as new
  * again only once every stream that was in the round-robin then has left it (served, closed, or dropped for a
  * negative window); and closed streams are never written. One chunk per call, so each call is one allocation.
  */
-public class UniformStreamByteDistributorTurnTest {
+public class WholeChunkStreamByteDistributorTurnTest {
     private static final int CHUNK = 16384;
     private static final int BULK = Integer.MAX_VALUE;
 
     private final Http2Connection connection = new DefaultHttp2Connection(false);
-    private final UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection, CHUNK);
+    private final WholeChunkStreamByteDistributor distributor = new WholeChunkStreamByteDistributor(connection, CHUNK);
     private final Map<Integer, TestStreamState> states = new HashMap<Integer, TestStreamState>();
     private final List<Integer> order = new ArrayList<Integer>();
     private final StreamByteDistributor.Writer writer = new StreamByteDistributor.Writer() {

@@ -28,9 +28,9 @@ import static io.netty.handler.codec.http2.Http2CodecUtil.DEFAULT_MAX_FRAME_SIZE
 /**
  * Distributes a 64 KiB body on each of {@code streams} streams, {@code budget} bytes per call to
  * {@link StreamByteDistributor#distribute(int, StreamByteDistributor.Writer)} (the flow controller's budget: channel
- * writability or connection window), with {@link WeightedFairQueueByteDistributor} (the previous default),
- * {@link UniformStreamByteDistributor} with its 1 KiB chunk, and with a one-frame chunk (the new default). Runs on
- * upstream's artifacts too ({@code -Pupstream}), for the cost of the distribution before and after.
+ * writability or connection window), with {@link WeightedFairQueueByteDistributor},
+ * {@link UniformStreamByteDistributor} with its 1 KiB chunk and with a 16 KiB one, and
+ * {@link WholeChunkStreamByteDistributor} (16 KiB chunks).
  * One operation delivers every body. The auxiliary counters are rates: divide by the score for values per operation:
  * {@code writes} allocations handed to streams, {@code dataFrames} DATA frames they become with a 16 KiB max frame
  * size, {@code partialFrames} those frames shorter than 16 KiB.
@@ -55,10 +55,15 @@ public class StreamByteDistributorBenchmark extends AbstractMicrobenchmark {
         UNIFORM_16K {
             @Override
             StreamByteDistributor newDistributor(Http2Connection connection) {
-                // The setter rather than the new constructor: the benchmark also runs on upstream's artifacts.
                 UniformStreamByteDistributor distributor = new UniformStreamByteDistributor(connection);
                 distributor.minAllocationChunk(DEFAULT_MAX_FRAME_SIZE);
                 return distributor;
+            }
+        },
+        WHOLE_CHUNK {
+            @Override
+            StreamByteDistributor newDistributor(Http2Connection connection) {
+                return new WholeChunkStreamByteDistributor(connection);
             }
         };
 
