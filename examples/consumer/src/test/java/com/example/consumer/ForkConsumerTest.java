@@ -26,7 +26,7 @@ import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.codec.http2.Http2StreamChannelBootstrap;
-import io.netty.handler.codec.http2.UniformStreamByteDistributor;
+import io.netty.handler.codec.http2.WholeChunkStreamByteDistributor;
 import io.netty.util.Version;
 import org.junit.jupiter.api.Test;
 
@@ -91,12 +91,12 @@ class ForkConsumerTest {
     }
 
     @Test
-    void defaultDistributorIsUniform() throws Exception {
+    void defaultDistributorIsWholeChunk() throws Exception {
         DefaultHttp2RemoteFlowController controller =
                 new DefaultHttp2RemoteFlowController(new DefaultHttp2Connection(true));
         Field field = DefaultHttp2RemoteFlowController.class.getDeclaredField("streamByteDistributor");
         field.setAccessible(true);
-        assertEquals(UniformStreamByteDistributor.class, field.get(controller).getClass());
+        assertEquals(WholeChunkStreamByteDistributor.class, field.get(controller).getClass());
     }
 
     @Test

@@ -86,7 +86,8 @@ import javax.net.ssl.SSLSession;
  * {@code OPENSSL}, netty-tcnative, which must be available: the run fails at once otherwise) instead of h2c
  * ({@code NONE}, the default; {@code -Dh2bench.tls=NONE,JDK,OPENSSL} runs all three); {@code serverByteBufs},
  * {@code serverBytes} are then what the HTTP/2 codec writes into the server's {@code SslHandler} (as in clear text),
- * and {@code serverTlsRecords}, {@code serverTlsByteBufs} and {@code serverTlsBytes} count the TLS records (from their
+ * and {@code serverTlsRecords} ({@code serverTlsSmallRecords} those with a body under 256 bytes),
+ * {@code serverTlsByteBufs} and {@code serverTlsBytes} count the TLS records (from their
  * 5-byte headers), {@code ByteBuf}s and bytes the {@code SslHandler} writes to the transport (0 without TLS). The
  * client checks the length of every body (a wrong one fails the run).
  * {@code -Dh2bench.jvmArgs='-Dk=v ...'} passes JVM arguments (separated by white space) to the benchmark's forks.
@@ -139,6 +140,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
     private final Delta bytesDelta = new Delta();
     private final Delta dataFramesDelta = new Delta();
     private final Delta tlsRecordsDelta = new Delta();
+    private final Delta tlsSmallRecordsDelta = new Delta();
     private final Delta tlsByteBufsDelta = new Delta();
     private final Delta tlsBytesDelta = new Delta();
     private final Delta cpuNanosDelta = new Delta();
@@ -163,6 +165,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         public long serverBytes;
         public long dataFrames;
         public long serverTlsRecords;
+        public long serverTlsSmallRecords;
         public long serverTlsByteBufs;
         public long serverTlsBytes;
         public long serverCpuNanos;
@@ -178,6 +181,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
             serverBytes = 0;
             dataFrames = 0;
             serverTlsRecords = 0;
+            serverTlsSmallRecords = 0;
             serverTlsByteBufs = 0;
             serverTlsBytes = 0;
             serverCpuNanos = 0;
@@ -381,6 +385,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         byteBufsDelta.next(server.byteBufs());
         bytesDelta.next(server.bytes());
         tlsRecordsDelta.next(server.tlsRecords());
+        tlsSmallRecordsDelta.next(server.tlsSmallRecords());
         tlsByteBufsDelta.next(server.tlsByteBufs());
         tlsBytesDelta.next(server.tlsBytes());
         cpuNanosDelta.next(server.cpuNanos());
@@ -482,6 +487,7 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         costs.serverBytes += bytesDelta.next(server.bytes());
         costs.dataFrames += dataFramesDelta.next(dataFrames);
         costs.serverTlsRecords += tlsRecordsDelta.next(server.tlsRecords());
+        costs.serverTlsSmallRecords += tlsSmallRecordsDelta.next(server.tlsSmallRecords());
         costs.serverTlsByteBufs += tlsByteBufsDelta.next(server.tlsByteBufs());
         costs.serverTlsBytes += tlsBytesDelta.next(server.tlsBytes());
         if (server.tlsRecordErrors() != 0) {

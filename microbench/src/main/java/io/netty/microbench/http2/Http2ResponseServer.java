@@ -298,11 +298,14 @@ public final class Http2ResponseServer implements AutoCloseable {
     private final StreamResponder streamResponder = new StreamResponder();
 
     // Written by the event-loop thread only, read from any thread.
+    /** Records with a body shorter than this count as small ({@link #tlsSmallRecords()}). */
+    static final int TLS_SMALL_RECORD = 256;
     private volatile long responses;
     private volatile long byteBufs;
     private volatile long bytes;
     private volatile long dataFrames;
     private volatile long tlsRecords;
+    private volatile long tlsSmallRecords;
     private volatile long tlsByteBufs;
     private volatile long tlsBytes;
     private volatile long tlsRecordErrors;
@@ -444,6 +447,14 @@ public final class Http2ResponseServer implements AutoCloseable {
         return tlsRecords;
     }
 
+    /**
+     * Those of {@link #tlsRecords()} with less than {@value #TLS_SMALL_RECORD} bytes of body: a HEADERS frame wrapped
+     * on its own, for example.
+     */
+    public long tlsSmallRecords() {
+        return tlsSmallRecords;
+    }
+
     /** {@link ByteBuf}s written to the transport by the connections' {@link SslHandler}s (0 without TLS). */
     public long tlsByteBufs() {
         return tlsByteBufs;
@@ -479,7 +490,8 @@ public final class Http2ResponseServer implements AutoCloseable {
 
     private String stats() {
         return "responses=" + responses + " byteBufs=" + byteBufs + " bytes=" + bytes + " dataFrames=" + dataFrames
-                + " cpuNanos=" + cpuNanos() + " tlsRecords=" + tlsRecords + " tlsByteBufs=" + tlsByteBufs
+                + " cpuNanos=" + cpuNanos() + " tlsRecords=" + tlsRecords + " tlsSmallRecords=" + tlsSmallRecords
+                + " tlsByteBufs=" + tlsByteBufs
                 + " tlsBytes=" + tlsBytes + " tlsRecordErrors=" + tlsRecordErrors + '\n';
     }
 
@@ -589,6 +601,9 @@ public final class Http2ResponseServer implements AutoCloseable {
                         bodyRemaining = recordLength | b;
                         headerRead = -1;
                         tlsRecords++;
+                        if (bodyRemaining < TLS_SMALL_RECORD) {
+                            tlsSmallRecords++;
+                        }
                     }
                     headerRead++;
                 }
