@@ -43,9 +43,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The default {@link StreamByteDistributor} of {@link DefaultHttp2RemoteFlowController}, as every builder gets it:
  * {@link WholeChunkStreamByteDistributor} with a one-frame chunk, unless
  * {@code -Dio.netty.http2.defaultStreamByteDistributor=weightedFairQueue} restores
- * {@link WeightedFairQueueByteDistributor}. Each test checks the default the JVM was started with, so running the
- * class once without the property, once with {@code weightedFairQueue} and once with an unknown value covers all
- * three.
+ * {@link WeightedFairQueueByteDistributor}. {@link #defaultDistributorOfEachValue()} checks both defaults in one JVM;
+ * the other tests check the default the JVM was started with (the property's value), and the parsing of its values.
  */
 public class DefaultStreamByteDistributorTest {
 

@@ -20,7 +20,6 @@ import io.netty.channel.ChannelFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -29,43 +28,17 @@ import static io.netty.handler.codec.http2.Http2CodecUtil.DEFAULT_MAX_FRAME_SIZE
 import static io.netty.handler.codec.http2.Http2DataFramingTest.BODY_SIZE;
 import static io.netty.handler.codec.http2.Http2DataFramingTest.BUDGET_64_KIB;
 import static io.netty.handler.codec.http2.Http2DataFramingTest.LARGE_WINDOW;
+import static io.netty.handler.codec.http2.Http2DataFramingTest.wholeFrameServer;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The default distributor ({@link WholeChunkStreamByteDistributor} with whole 16 KiB chunks) on the wire: concurrent
- * bodies in whole frames, and flow-control edge cases: tiny windows, empty frames, window updates mid-stream, resets,
- * larger frames.
+ * {@link WholeChunkStreamByteDistributor} (16 KiB chunks) behind {@link DefaultHttp2RemoteFlowController}, on the
+ * wire: flow-control edge cases: tiny windows, empty frames, window updates mid-stream, resets, larger frames.
  */
-public class Http2DefaultDistributorFlowControlTest {
-    /** A server with the default flow controller and distributor, as the builders make it. */
-    private static Http2ConnectionHandler defaultServer() {
-        return new Http2ConnectionHandlerBuilder().server(true).frameListener(new Http2FrameAdapter()).build();
-    }
-
-    /**
-     * Concurrent 64 KiB bodies, 64 KiB of budget per round: whole 16 KiB DATA frames only (WeightedFairQueue, the
-     * previous default, cuts them into ~1 KiB slices: {@link Http2DataFramingTest}).
-     */
-    @ParameterizedTest(name = "{0} streams")
-    @ValueSource(ints = {2, 3, 16})
-    public void defaultWritesWholeFrames(int streams) throws Exception {
-        Http2WirePeer peer = Http2DataFramingTest.respondAll(defaultServer(), streams, BODY_SIZE,
-                DEFAULT_MAX_FRAME_SIZE);
-        try {
-            List<Http2WirePeer.Frame> data = peer.dataFrames(0);
-            assertEquals(streams * (BODY_SIZE / DEFAULT_MAX_FRAME_SIZE), data.size(),
-                    Http2DataFramingTest.sizes(data).toString());
-            for (Http2WirePeer.Frame frame : data) {
-                assertEquals(DEFAULT_MAX_FRAME_SIZE, frame.length, frame.toString());
-            }
-        } finally {
-            peer.close();
-        }
-    }
-
+public class Http2WholeChunkFlowControlTest {
     private static int[] lengths(List<Http2WirePeer.Frame> frames) {
         int[] lengths = new int[frames.size()];
         for (int i = 0; i < lengths.length; i++) {
@@ -75,7 +48,7 @@ public class Http2DefaultDistributorFlowControlTest {
     }
 
     private static Http2WirePeer peer(int initialWindowSize, int maxFrameSize, int... streams) throws Exception {
-        Http2WirePeer peer = new Http2WirePeer(defaultServer(), BUDGET_64_KIB,
+        Http2WirePeer peer = new Http2WirePeer(wholeFrameServer(), BUDGET_64_KIB,
                 Http2WirePeer.settings(initialWindowSize, maxFrameSize));
         peer.openStreams(streams);
         for (int id : streams) {
@@ -213,7 +186,7 @@ public class Http2DefaultDistributorFlowControlTest {
     @ParameterizedTest(name = "{0} streams, frames of {1}")
     @CsvSource({"1, 65536", "2, 32768", "4, 16384"})
     public void maxFrameSizeLargerThanDefault(int streams, int expectedFrameSize) throws Exception {
-        Http2WirePeer peer = Http2DataFramingTest.respondAll(defaultServer(), streams, BODY_SIZE, 4 * 16384);
+        Http2WirePeer peer = Http2DataFramingTest.respondAll(wholeFrameServer(), streams, BODY_SIZE, 4 * 16384);
         try {
             List<Http2WirePeer.Frame> data = peer.dataFrames(0);
             assertEquals(streams * BODY_SIZE / expectedFrameSize, data.size(), Http2DataFramingTest.sizes(data)
