@@ -6,14 +6,13 @@
 # (descheduled time does not count) and the allocations per operation of each. Two classes in one JVM see the same
 # machine at the same moments, so the ratios of one JVM's pairs lie close together; the JIT still compiles each JVM
 # its own way, so JVMs differ, hence ROUNDS JVMs per configuration, which alternate the class that warms up first.
-# Upstream's copy is compiled for Java 8, like the fork's jar. Prints a table: medians over the JVMs, and each JVM's
-# median ratio fork/upstream.
+# Prints a table: medians over the JVMs, and each JVM's median ratio fork/upstream.
 #
 #   ./mvnw -B -ntp install -DskipTests        # the fork's jars, once
 #   tools/distributor-cpu.sh                  # ROUNDS=5 CONFIGS="16384:2 16384:16 ..." narrow or widen it
 #
-# Upstream's class is compiled from its -sources jar (resolved by Maven) under another name in target/, never
-# committed. Fork tooling; not part of any upstream PR.
+# The series does not change UniformStreamByteDistributor, so the fork's jar carries upstream's class. Fork tooling;
+# not part of any upstream PR.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${ROUNDS:-5}
@@ -25,21 +24,12 @@ for config in $CONFIGS; do
   [[ $config =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] || die "CONFIGS entries are BUDGET:STREAMS, both positive, not '$config'"
 done
 
-version=$(sed -n 's:.*<netty.base.version>\(.*\)</netty.base.version>.*:\1:p' "$TOP/pom.xml" | head -n 1)
-rm -rf "$work" && mkdir -p "$work/src" "$work/classes"
+rm -rf "$work" && mkdir -p "$work/classes"
 cd "$TOP"
 ./mvnw -q -B -o -pl microbench dependency:build-classpath "-Dmdep.outputFile=$work/classpath.txt" >&2 \
   || die "Maven cannot give microbench's class path (run ./mvnw -B -ntp install -DskipTests first)"
-./mvnw -q -B -N dependency:copy "-Dartifact=io.netty:netty-codec-http2:$version:jar:sources" \
-  "-DoutputDirectory=$work" >&2 || die "Maven cannot resolve io.netty:netty-codec-http2:$version:jar:sources"
-unzip -q -o "$work/netty-codec-http2-$version-sources.jar" \
-  io/netty/handler/codec/http2/UniformStreamByteDistributor.java -d "$work/upstream"
-sed 's/\bUniformStreamByteDistributor\b/UpstreamUniformStreamByteDistributor/g' \
-  "$work/upstream/io/netty/handler/codec/http2/UniformStreamByteDistributor.java" \
-  > "$work/src/UpstreamUniformStreamByteDistributor.java"
 cp=$(cat "$work/classpath.txt")
-javac -nowarn --release 8 -d "$work/classes" -cp "$cp" "$work/src/UpstreamUniformStreamByteDistributor.java" \
-  "$TOP/tools/distributor-cpu/DistributorCpu.java"
+javac -nowarn --release 8 -d "$work/classes" -cp "$cp" "$TOP/tools/distributor-cpu/DistributorCpu.java"
 
 echo "distributor-cpu: $ROUNDS JVMs per configuration; fork jar:" \
   "$(tr ':' '\n' < "$work/classpath.txt" | grep netty-codec-http2)"

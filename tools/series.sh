@@ -361,11 +361,14 @@ package_artifacts() {
 # add too).
 pr_imports_checked() {
   local p name f m pkg deps needed a ok
+  declare -A module_deps=()
   for p in $(patches); do
     name=$(basename "$p")
     for f in $(trailer "$p" Fork-PR-File); do
       m=${f%%/*}
-      deps=$(upstream_module_dependencies "$m")
+      # Once per module: resolving and reading its pom is the slow part.
+      [ -n "${module_deps[$m]+set}" ] || module_deps[$m]=$(upstream_module_dependencies "$m")
+      deps=${module_deps[$m]}
       for pkg in $(grep -oE '^import (static )?io\.netty(\.[a-z0-9_]+)+' "$TOP/$f" | sed 's/^import //; s/^static //' \
           | sort -u); do
         needed=$(package_artifacts "$pkg")

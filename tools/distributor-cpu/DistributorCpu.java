@@ -1,8 +1,8 @@
 /*
  * Fork tooling (not part of any upstream PR): one JVM distributes 64 KiB on each of STREAMS streams, BUDGET bytes
  * per distribute() call, with two distributors side by side: the fork's WholeChunkStreamByteDistributor and
- * upstream's UniformStreamByteDistributor of the base release (its source, renamed UpstreamUniformStreamByteDistributor
- * by tools/distributor-cpu.sh; the same as the fork's, which does not change it); both with 16 KiB chunks, each on its own connection and streams (the
+ * UniformStreamByteDistributor, which the series does not change (upstream's class, from the fork's jar); both with
+ * 16 KiB chunks, each on its own connection and streams (the
  * harness's call sites see both classes, so their type profiles are shared; the third argument says which class
  * warms up and runs first, and the script alternates it from JVM to JVM). After a warm-up of both, it measures
  * PAIRS pairs of slices of about 20 ms each, upstream and fork in turn (the order alternates from pair to pair), so
@@ -107,11 +107,9 @@ public final class DistributorCpu {
         Http2Connection forkConnection = new DefaultHttp2Connection(false);
         StreamByteDistributor fork = new WholeChunkStreamByteDistributor(forkConnection);
         Http2Connection upstreamConnection = new DefaultHttp2Connection(false);
-        // Loaded by name: the class exists only in the scratch build of tools/distributor-cpu.sh.
-        StreamByteDistributor upstream = (StreamByteDistributor) Class.forName(
-                "io.netty.handler.codec.http2.UpstreamUniformStreamByteDistributor")
-                .getConstructor(Http2Connection.class).newInstance(upstreamConnection);
-        upstream.getClass().getMethod("minAllocationChunk", int.class).invoke(upstream, DEFAULT_MAX_FRAME_SIZE);
+        // The series does not change UniformStreamByteDistributor: the fork's jar has upstream's class.
+        UniformStreamByteDistributor upstream = new UniformStreamByteDistributor(upstreamConnection);
+        upstream.minAllocationChunk(DEFAULT_MAX_FRAME_SIZE);
         Setup[] setups = {
                 new Setup(upstream, upstreamConnection, budget, streams),
                 new Setup(fork, forkConnection, budget, streams)
