@@ -513,14 +513,15 @@ public class IoUringUncountedFlushedLimitTest {
     @Test
     public void flushWhileTheLoopShutsDownThrowsNothing() throws Exception {
         EventLoopGroup loop = new MultiThreadIoEventLoopGroup(1, IoUringIoHandler.newFactory());
-        Sink sink = new Sink();
-        Channel server = server(sink, false);
+        // A server per client: a Sink serves one connection (a second child of one server would be closed).
+        Channel server = server(new Sink(), false);
+        Channel writerServer = server(new Sink(), false);
         try {
             Writer writer = new Writer();
             writer.bound = Long.MAX_VALUE;
             Events events = new Events();
             Channel first = client(loop, events).connect(server.localAddress()).sync().channel();
-            Channel second = writerClient(loop, writer).connect(server.localAddress()).sync().channel();
+            Channel second = writerClient(loop, writer).connect(writerServer.localAddress()).sync().channel();
             writer.stalled.get(30, TimeUnit.SECONDS);
             CompletableFuture<Throwable> thrown = new CompletableFuture<>();
             List<ChannelFuture> lateWrites = Collections.synchronizedList(new ArrayList<>());
@@ -559,6 +560,7 @@ public class IoUringUncountedFlushedLimitTest {
         } finally {
             loop.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
             server.close().sync();
+            writerServer.close().sync();
         }
     }
 }
