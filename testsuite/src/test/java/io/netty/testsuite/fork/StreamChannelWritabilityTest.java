@@ -56,7 +56,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Finding 6 of the soak (docs/soak.md, "Finding 6 reproduced and explained"), made deterministic, as patch 0003 leaves
+ * Finding 6 of the soak (docs/soak.md, Findings, 6), made deterministic, as patch 0003 leaves
  * it: a stream channel paced by its writability ({@link ChunkedWriteHandler} on an {@link Http2MultiplexHandler}
  * stream) gets its share of the connection while three other streams keep data queued in HTTP/2 flow control, also
  * when the connection's writability events come from outside {@code Http2ConnectionHandler}'s own flush: from an

@@ -33,7 +33,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@link IoHandler#prepareToDestroy()}) only right after its I/O step, and then runs its tasks and asks
  * {@code confirmShutdown()} whether to stop. A shutdown that begins while the loop runs its tasks, with a quiet period
  * of 0, is confirmed at once: the loop ends without {@code prepareToDestroy()} and its channels stay open, sockets
- * and all (docs/soak.md, "What building the soak found", 4; {@code EventLoopShutdownTest} reproduces it). The loops of
+ * and all (docs/soak.md, Findings, 4a; {@code EventLoopShutdownTest} reproduces it). The loops of
  * this group check in {@code confirmShutdown()}, on the loop's thread and while the loop still takes tasks, whether
  * they have closed their channels in this shutdown; if not, they do it there, and count it in
  * {@link #skippedCloses()}.

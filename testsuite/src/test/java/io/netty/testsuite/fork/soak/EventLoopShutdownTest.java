@@ -54,7 +54,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * What {@code shutdownGracefully(0, timeout)} does to the channels of a loop (the soak's event-loop shutdown fault,
- * docs/soak.md, "What building the soak found", 4), made deterministic: the shutdown begins either in the server
+ * docs/soak.md, Findings, 4a), made deterministic: the shutdown begins either in the server
  * loop's I/O step or in one of its tasks, started on the loop's own thread.
  * <p>
  * Upstream's {@code SingleThreadIoEventLoop.run()} closes a shutting-down loop's channels right after its I/O step
