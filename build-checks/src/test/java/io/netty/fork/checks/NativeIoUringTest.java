@@ -31,6 +31,7 @@ import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
 import org.junit.jupiter.api.Test;
 
+import java.io.InputStream;
 import java.lang.reflect.Method;
 import java.net.InetSocketAddress;
 import java.net.URL;
@@ -39,15 +40,33 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The fork's linux-x86_64 jar carries a JNI library, built from the upstream C sources, that loads with the
- * fork's io_uring classes and moves bytes over a real io_uring socket on loopback.
+ * The fork's linux-x86_64 jar carries upstream's JNI library of the base release, byte for byte (no patch changes the C
+ * sources), which loads with the fork's io_uring classes and moves bytes over a real io_uring socket on loopback.
  */
 class NativeIoUringTest {
     private static final String LIBRARY = "META-INF/native/libnetty_transport_native_io_uring42_x86_64.so";
+
+    @Test
+    void libraryIsUpstreamsByteForByte() throws Exception {
+        String module = "transport-native-io_uring";
+        try (ZipFile fork = new ZipFile(Fork.forkJar(module, "linux-x86_64").toFile());
+             ZipFile upstream = new ZipFile(Fork.upstreamJar(module, "linux-x86_64").toFile())) {
+            ZipEntry forkLibrary = fork.getEntry(LIBRARY);
+            ZipEntry upstreamLibrary = upstream.getEntry(LIBRARY);
+            assertThat(forkLibrary).as("%s in the fork's jar", LIBRARY).isNotNull();
+            assertThat(upstreamLibrary).as("%s in upstream's jar", LIBRARY).isNotNull();
+            try (InputStream a = fork.getInputStream(forkLibrary);
+                 InputStream b = upstream.getInputStream(upstreamLibrary)) {
+                assertThat(a.readAllBytes()).isEqualTo(b.readAllBytes());
+            }
+        }
+    }
 
     @Test
     void forkLibraryAndClassesAreTheOnesOnTheClassPath() throws Exception {
