@@ -151,6 +151,29 @@ class DocsTest {
         assertThat(listed.stream().sorted().collect(Collectors.toList())).isEqualTo(files);
     }
 
+    /**
+     * Each patch says, in a {@code Fork-Last-Measured} trailer (fork-only: export strips it), the commit of the raw
+     * results its PR text quotes; that commit is one that added or changed a raw file listed here.
+     */
+    @Test
+    void everyPatchNamesTheCommitsItsFiguresWereMeasuredOn() throws Exception {
+        Set<String> resultCommits = new TreeSet<>();
+        Matcher m = ROW.matcher(Fork.read(BENCHMARKS.resolve("README.md")));
+        while (m.find()) {
+            resultCommits.add(m.group(2));
+        }
+        for (Path patch : Fork.patches()) {
+            List<String> measured = Fork.trailers(patch, "Fork-Last-Measured");
+            assertThat(measured).as("Fork-Last-Measured of %s", patch.getFileName()).isNotEmpty();
+            for (String value : measured) {
+                String commit = value.split(" ", 2)[0];
+                assertThat(resultCommits).as("Fork-Last-Measured of %s: a commit of a raw result", patch.getFileName())
+                        .contains(commit);
+                git("cat-file", "-e", commit + "^{commit}");
+            }
+        }
+    }
+
     /** README.md, PATCHES.md and the markdown files directly under docs/. */
     private static List<String> proseFiles() throws IOException {
         List<String> files = new ArrayList<>(List.of("README.md", "PATCHES.md"));
