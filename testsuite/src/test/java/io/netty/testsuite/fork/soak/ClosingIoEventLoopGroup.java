@@ -38,15 +38,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * they have closed their channels in this shutdown; if not, they do it there, and count it in
  * {@link #skippedCloses()}.
  */
-final class ClosingIoEventLoopGroup extends MultiThreadIoEventLoopGroup {
+public final class ClosingIoEventLoopGroup extends MultiThreadIoEventLoopGroup {
     private final AtomicInteger skippedCloses = new AtomicInteger();
 
-    ClosingIoEventLoopGroup(int nThreads, ThreadFactory threadFactory, IoHandlerFactory ioHandlerFactory) {
+    public ClosingIoEventLoopGroup(int nThreads, ThreadFactory threadFactory, IoHandlerFactory ioHandlerFactory) {
         super(nThreads, threadFactory, ioHandlerFactory);
     }
 
     /** How many loops of this group reached {@code confirmShutdown()} without having closed their channels. */
-    int skippedCloses() {
+    public int skippedCloses() {
         return skippedCloses.get();
     }
 

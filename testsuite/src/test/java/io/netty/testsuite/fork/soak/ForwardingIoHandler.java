@@ -20,10 +20,10 @@ import io.netty.channel.IoHandlerContext;
 import io.netty.channel.IoRegistration;
 
 /** An {@link IoHandler} that passes every call to another one; subclasses override what they watch. */
-class ForwardingIoHandler implements IoHandler {
+public class ForwardingIoHandler implements IoHandler {
     final IoHandler delegate;
 
-    ForwardingIoHandler(IoHandler delegate) {
+    public ForwardingIoHandler(IoHandler delegate) {
         this.delegate = delegate;
     }
 
