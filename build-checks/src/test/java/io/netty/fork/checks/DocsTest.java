@@ -141,14 +141,12 @@ class DocsTest {
             files = list.map(p -> p.getFileName().toString()).filter(n -> !n.equals("README.md")).sorted()
                     .collect(Collectors.toList());
         }
-        Matcher m = ROW.matcher(Fork.read(BENCHMARKS.resolve("README.md")));
-        List<String> listed = new ArrayList<>();
-        while (m.find()) {
-            listed.add(m.group(1));
-            String last = git("log", "-1", "--format=%H", "--", "docs/benchmarks/" + m.group(1));
-            assertThat(last).as("last commit of docs/benchmarks/%s", m.group(1)).startsWith(m.group(2));
+        List<String[]> rows = resultRows();
+        for (String[] row : rows) {
+            String last = git("log", "-1", "--format=%H", "--", "docs/benchmarks/" + row[0]);
+            assertThat(last).as("last commit of docs/benchmarks/%s", row[0]).startsWith(row[1]);
         }
-        assertThat(listed.stream().sorted().collect(Collectors.toList())).isEqualTo(files);
+        assertThat(rows.stream().map(row -> row[0]).sorted().collect(Collectors.toList())).isEqualTo(files);
     }
 
     /**
@@ -157,11 +155,7 @@ class DocsTest {
      */
     @Test
     void everyPatchNamesTheCommitsItsFiguresWereMeasuredOn() throws Exception {
-        Set<String> resultCommits = new TreeSet<>();
-        Matcher m = ROW.matcher(Fork.read(BENCHMARKS.resolve("README.md")));
-        while (m.find()) {
-            resultCommits.add(m.group(2));
-        }
+        Set<String> resultCommits = resultRows().stream().map(row -> row[1]).collect(Collectors.toSet());
         for (Path patch : Fork.patches()) {
             List<String> measured = Fork.trailers(patch, "Fork-Last-Measured");
             assertThat(measured).as("Fork-Last-Measured of %s", patch.getFileName()).isNotEmpty();
@@ -172,6 +166,16 @@ class DocsTest {
                 git("cat-file", "-e", commit + "^{commit}");
             }
         }
+    }
+
+    /** The rows of docs/benchmarks/README.md: each listed raw file and the commit given for it. */
+    private static List<String[]> resultRows() {
+        List<String[]> rows = new ArrayList<>();
+        Matcher m = ROW.matcher(Fork.read(BENCHMARKS.resolve("README.md")));
+        while (m.find()) {
+            rows.add(new String[] {m.group(1), m.group(2)});
+        }
+        return rows;
     }
 
     /** README.md, PATCHES.md and the markdown files directly under docs/. */
