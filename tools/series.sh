@@ -4,7 +4,9 @@
 #   tools/series.sh materialise [DIR]   git work tree of the upstream sources of the patched modules:
 #                                       one base commit for the release, then one commit per patch
 #                                       (default DIR: target/series-work)
-#   tools/series.sh regenerate [DIR]    rewrite patches/ from the commits of DIR after its base commit
+#   tools/series.sh regenerate [DIR]    rewrite patches/ from the commits of DIR after its base commit; each
+#                                       keeps the number patches/series gives it, a new one (at the end) gets the
+#                                       next unused number: numbers are never reused
 #   tools/series.sh roundtrip           materialise + regenerate into temporary folders; fails unless
 #                                       the result is byte-identical to patches/
 #   tools/series.sh export [--no-build] [OUT]   per patch, a PR-ready file (the patch plus the new files its
@@ -18,9 +20,10 @@
 #   tools/series.sh pr-text NNNN        the PR text of patch NNNN: its commit message without fork-only trailers
 #   tools/series.sh status NNNN STATUS  set patch NNNN's Upstream-Status trailer (Pending, Submitted [PR URL],
 #                                       Accepted [version], Inappropriate [reason]) and regenerate the series
-#   tools/series.sh retire NNNN         drop patch NNNN (merged upstream): patches/ and patches/series renumbered,
-#                                       its sections of the api-changes.txt files dropped, the others renumbered,
-#                                       PATCHES.md's index regenerated
+#   tools/series.sh retire NNNN         drop patch NNNN (merged upstream) from patches/ and patches/series, its
+#                                       sections of the api-changes.txt files and the other patches'
+#                                       Fork-Depends-On: NNNN; the others keep their numbers; PATCHES.md's index
+#                                       regenerated
 #   tools/series.sh index [--check]     write (or check) the generated table of PATCHES.md from the patches
 #   tools/series.sh modules             the patched modules (folders with an api-changes.txt), one a line
 #   tools/series.sh build-props         -D options with the build's versions and patched modules, for projects
@@ -240,16 +243,29 @@ cmd_materialise() {
 }
 
 cmd_regenerate() {
-  local dir=${1:-$TOP/target/series-work} out=${2:-$PATCH_DIR}
+  local dir=${1:-$TOP/target/series-work} out=${2:-$PATCH_DIR} old=() commits=() i n next f
   [ -d "$dir/.git" ] || die "$dir is not a work tree made by 'tools/series.sh materialise'"
   git -C "$dir" rev-parse -q --verify upstream-base >/dev/null || die "$dir has no upstream-base tag"
   [ -z "$(git -C "$dir" status --porcelain)" ] || die "$dir has uncommitted changes; commit them first"
+  # A patch keeps its number for life: the commits after upstream-base take, in order, the numbers patches/series
+  # lists; commits beyond those get the next unused numbers. A retired number is never reused, so prose naming a
+  # patch stays right.
+  if [ -f "$out/series" ]; then
+    mapfile -t old < <(sed 's/#.*//;s/[[:space:]]//g' "$out/series" | grep -v '^$' | cut -c1-4)
+  fi
+  mapfile -t commits < <(git -C "$dir" rev-list --reverse upstream-base..HEAD)
+  [ ${#commits[@]} -ge ${#old[@]} ] || die "$dir has ${#commits[@]} commit(s) after upstream-base, $out/series" \
+    "lists ${#old[@]}: a patch leaves the series with 'tools/series.sh retire NNNN'"
+  next=1
+  for n in "${old[@]}"; do [ $((10#$n)) -lt $next ] || next=$((10#$n + 1)); done
   mkdir -p "$out"
   find "$out" -maxdepth 1 -name '*.patch' -delete
-  # format-patch prints the files in commit order: that order is the series.
-  git -C "$dir" format-patch "${FORMAT_OPTS[@]}" -o "$out" upstream-base..HEAD | while IFS= read -r f; do
+  for i in "${!commits[@]}"; do
+    if [ "$i" -lt ${#old[@]} ]; then n=$((10#${old[$i]})); else n=$next; next=$((next + 1)); fi
+    f=$(git -C "$dir" format-patch "${FORMAT_OPTS[@]}" --start-number "$n" -o "$out" -1 "${commits[$i]}")
     basename "$f"
-  done >"$out/series"
+  done >"$out/series.new"
+  mv "$out/series.new" "$out/series"
   echo "series: wrote $(wc -l <"$out/series") patch(es) and their order (series) to $out"
   if [ "$out" -ef "$TOP/patches" ] && [ "$PATCH_DIR" -ef "$out" ] \
       && [ "$(series_hash)" != "$(pom_property fork.seriesSha256)" ]; then
@@ -528,31 +544,39 @@ EOF
 }
 
 cmd_retire() {
-  local n p name m f
+  local n p name m f later
   p=$(patch_file "${1:?usage: retire NNNN}")
   name=$(basename "$p")
   n=${name%%-*}
   tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  # Old numbers of the patches that stay, in order; their new numbers follow from the order.
-  patches | grep -v "/$name\$" | while IFS= read -r f; do basename "$f" | cut -c1-4; done >"$tmp/old-numbers"
+  # Nothing is lost when a step fails (a patch that no longer applies without it): patches/ is put back.
+  mkdir "$tmp/backup" && cp -p "$PATCH_DIR"/series "$PATCH_DIR"/*.patch "$tmp/backup/"
+  trap 'rc=$?; if [ $rc -ne 0 ]; then find "$PATCH_DIR" -maxdepth 1 -name "*.patch" -delete
+    cp -p "$tmp"/backup/* "$PATCH_DIR"/
+    echo "series: retire stopped; patches/ is as it was (a patch that no longer applies: docs/maintaining.md," \
+      "Rebasing)" >&2; fi; rm -rf "$tmp"' EXIT
   grep -vx "$name" "$PATCH_DIR/series" >"$tmp/series" || true
   mv "$tmp/series" "$PATCH_DIR/series"
   mv "$p" "$tmp/retired"
-  # Renumbered and regenerated from the upstream sources (the retired patch is no longer applied).
+  # The others, applied onto the sources without it and written again under their own numbers. Upstream now has the
+  # retired patch, so a later patch's "Fork-Depends-On: $n" goes.
+  later=$(for f in $(patches); do trailer "$f" Fork-Depends-On | grep -qx "$n" && basename "$f" | cut -c1-4; done || true)
   cmd_materialise "$tmp/tree" >/dev/null
+  if [ -n "$later" ]; then
+    (cd "$tmp/tree" && FILTER_BRANCH_SQUELCH_WARNING=1 git "${GIT_ID[@]}" filter-branch \
+      --msg-filter "sed '/^Fork-Depends-On: $n\$/d'" upstream-base..HEAD >/dev/null)
+  fi
   cmd_regenerate "$tmp/tree" >/dev/null
-  # api-changes.txt: drop the retired patch's section ("# NNNN ..." up to the next "# NNNN" line), renumber the rest.
+  # api-changes.txt: drop the retired patch's section ("# NNNN ..." up to the next "# NNNN" line).
   for m in $PATCHED_MODULES; do
     f=$TOP/$m/api-changes.txt
-    awk -v gone="$n" -v map="$(awk '{ printf "%s%s=%04d", (NR > 1 ? "," : ""), $1, NR }' "$tmp/old-numbers")" '
-      BEGIN { k = split(map, pairs, ","); for (i = 1; i <= k; i++) { split(pairs[i], kv, "="); to[kv[1]] = kv[2] } }
-      /^# [0-9][0-9][0-9][0-9] / { num = substr($0, 3, 4); skip = (num == gone); if (!skip) { sub(/^# [0-9]+/, "# " to[num]) } }
-      !skip { print }' "$f" >"$tmp/api" && cat "$tmp/api" >"$f"
+    awk -v gone="$n" '/^# [0-9][0-9][0-9][0-9] / { skip = (substr($0, 3, 4) == gone) } !skip { print }' "$f" \
+      >"$tmp/api" && cat "$tmp/api" >"$f"
   done
   cmd_index
-  echo "series: retired $name; $(patches | wc -l) patch(es) left, renumbered. Its PR's files stay (upstream has them" \
-    "now; git rm those that no other patch lists once the build does not need them):"
+  echo "series: retired $name; $(patches | wc -l) patch(es) left, under their own numbers." \
+    "${later:+Fork-Depends-On: $n dropped from $(echo $later). }Its PR's files stay (upstream has them now;" \
+    "git rm those that no other patch lists once the build does not need them):"
   trailer "$tmp/retired" Fork-PR-File | sed 's/^/  /'
 }
 

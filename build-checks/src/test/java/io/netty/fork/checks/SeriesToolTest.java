@@ -199,29 +199,35 @@ class SeriesToolTest {
 
     /**
      * Retiring the first patch (merged upstream) on a copy of the repository: it leaves the series and patches/, the
-     * others are renumbered with their content unchanged but for the number, its api-changes.txt sections go and the
-     * others' are renumbered, and PATCHES.md's index follows.
+     * others keep their numbers and their content but for a Fork-Depends-On naming it (upstream has it now), its
+     * api-changes.txt sections go and the others' stay, and PATCHES.md's index follows. A patch added afterwards
+     * gets the next unused number, never the retired one.
      */
     @Test
-    void retireDropsThePatchAndRenumbersTheRest(@TempDir Path tmp) throws Exception {
+    void retireDropsThePatchAndTheOthersKeepTheirNumbers(@TempDir Path tmp) throws Exception {
         Path copy = tmp.resolve("repo");
         copyRepository(Fork.ROOT, copy, true);
         List<Path> before = Fork.patches();
         assertThat(before).as("a series of at least two patches").hasSizeGreaterThan(1);
         String retired = before.get(0).getFileName().toString();
+        String tool = copy.resolve("tools/series.sh").toString();
 
-        Fork.Result r = execIn(copy, "bash", copy.resolve("tools/series.sh").toString(), "retire", "0001");
+        Fork.Result r = execIn(copy, "bash", tool, "retire", "0001");
         assertThat(r.exit).as(r.output).isZero();
 
         List<String> series = Files.readAllLines(copy.resolve("patches/series"));
         assertThat(series).hasSize(before.size() - 1).doesNotContain(retired);
         assertThat(copy.resolve("patches").resolve(retired)).doesNotExist();
+        boolean dependencyDropped = false;
         for (int i = 1; i < before.size(); i++) {
-            String oldName = before.get(i).getFileName().toString();
-            String newName = String.format("%04d", i) + oldName.substring(4);
-            assertThat(series.get(i - 1)).isEqualTo(newName);
-            assertThat(Fork.read(copy.resolve("patches").resolve(newName))).isEqualTo(Fork.read(before.get(i)));
+            String name = before.get(i).getFileName().toString();
+            assertThat(series.get(i - 1)).isEqualTo(name);
+            String old = Fork.read(before.get(i));
+            String now = Fork.read(copy.resolve("patches").resolve(name));
+            assertThat(now).isEqualTo(old.replace("\nFork-Depends-On: 0001\n", "\n"));
+            dependencyDropped |= !now.equals(old);
         }
+        assertThat(dependencyDropped).as("a patch that depended on 0001 (0004)").isTrue();
         String md = Fork.read(copy.resolve("PATCHES.md"));
         assertThat(md).doesNotContain("patches/" + retired).contains("patches/" + series.get(0));
         for (String module : Fork.PATCHED_MODULES) {
@@ -230,14 +236,28 @@ class SeriesToolTest {
             assertThat(newApi).doesNotContainPattern("(?m)^# " + Fork.number(before.get(0)) + " .*"
                     + Pattern.quote(subjectWords(before.get(0))));
             for (int i = 1; i < before.size(); i++) {
-                String header = "# " + Fork.number(before.get(i)) + ' ';
-                if (oldApi.contains("\n" + header)) {
-                    assertThat(newApi).contains("\n# " + String.format("%04d", i) + ' ');
-                }
+                String header = "\n# " + Fork.number(before.get(i)) + ' ';
+                assertThat(newApi.contains(header)).as("%s of %s", header.trim(), module)
+                        .isEqualTo(oldApi.contains(header));
             }
         }
         assertThat(Fork.read(copy.resolve("codec-http2/api-changes.txt")))
                 .doesNotContain("WholeChunkStreamByteDistributor");
+
+        // A new patch at the end takes the next unused number; a round trip keeps every name.
+        Path work = tmp.resolve("work");
+        assertThat(execIn(copy, "bash", tool, "materialise", work.toString()).exit).isZero();
+        Files.write(work.resolve("codec-http2/NEW.txt"), List.of("new"), StandardCharsets.UTF_8);
+        assertThat(execIn(work, "git", "add", "-A").exit).isZero();
+        assertThat(execIn(work, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m",
+                "HTTP2: A new patch").exit).isZero();
+        Fork.Result regenerated = execIn(copy, "bash", tool, "regenerate", work.toString());
+        assertThat(regenerated.exit).as(regenerated.output).isZero();
+        String last = Fork.number(before.get(before.size() - 1));
+        String next = String.format("%04d", Integer.parseInt(last) + 1);
+        List<String> grown = Files.readAllLines(copy.resolve("patches/series"));
+        assertThat(grown.subList(0, series.size())).isEqualTo(series);
+        assertThat(grown.get(grown.size() - 1)).isEqualTo(next + "-HTTP2-A-new-patch.patch");
     }
 
     @Test
