@@ -22,8 +22,8 @@
 #                                       Accepted [version], Inappropriate [reason]) and regenerate the series
 #   tools/series.sh retire NNNN         drop patch NNNN (merged upstream) from patches/ and patches/series, its
 #                                       sections of the api-changes.txt files and the other patches'
-#                                       Fork-Depends-On: NNNN; the others keep their numbers; PATCHES.md's index
-#                                       regenerated
+#                                       Fork-Depends-On: NNNN; the others keep their numbers, a '# retired' line in
+#                                       patches/series keeps its number from reuse; PATCHES.md's index regenerated
 #   tools/series.sh index [--check]     write (or check) the generated table of PATCHES.md from the patches
 #   tools/series.sh modules             the patched modules (folders with an api-changes.txt), one a line
 #   tools/series.sh build-props         -D options with the build's versions and patched modules, for projects
@@ -243,30 +243,47 @@ cmd_materialise() {
 }
 
 cmd_regenerate() {
-  local dir=${1:-$TOP/target/series-work} out=${2:-$PATCH_DIR} old=() commits=() i n next f
+  local dir=${1:-$TOP/target/series-work} out=${2:-$PATCH_DIR} src names=() commits=() i n next f stage
   [ -d "$dir/.git" ] || die "$dir is not a work tree made by 'tools/series.sh materialise'"
   git -C "$dir" rev-parse -q --verify upstream-base >/dev/null || die "$dir has no upstream-base tag"
   [ -z "$(git -C "$dir" status --porcelain)" ] || die "$dir has uncommitted changes; commit them first"
-  # A patch keeps its number for life: the commits after upstream-base take, in order, the numbers patches/series
-  # lists; commits beyond those get the next unused numbers. A retired number is never reused, so prose naming a
-  # patch stays right.
-  if [ -f "$out/series" ]; then
-    mapfile -t old < <(sed 's/#.*//;s/[[:space:]]//g' "$out/series" | grep -v '^$' | cut -c1-4)
+  # A patch keeps its number for life: the commits after upstream-base take, in order, the numbers of the series
+  # (OUT's, else patches/'s: a round trip writes into an empty folder); commits beyond those get numbers above every
+  # number listed or retired ('# retired NNNN' lines, kept with the other comments), so none is used twice.
+  src=$out/series
+  [ -f "$src" ] || src=$PATCH_DIR/series
+  mkdir -p "$out"
+  stage=$(mktemp -d "$out/.regenerate.XXXXXX")
+  : >"$stage/comments"
+  if [ -f "$src" ]; then
+    mapfile -t names < <(sed 's/#.*//;s/[[:space:]]//g' "$src" | grep -v '^$' || true)
+    grep '^#' "$src" >"$stage/comments" || true
   fi
   mapfile -t commits < <(git -C "$dir" rev-list --reverse upstream-base..HEAD)
-  [ ${#commits[@]} -ge ${#old[@]} ] || die "$dir has ${#commits[@]} commit(s) after upstream-base, $out/series" \
-    "lists ${#old[@]}: a patch leaves the series with 'tools/series.sh retire NNNN'"
+  [ ${#commits[@]} -ge ${#names[@]} ] || { rm -rf "$stage"; die "$dir has ${#commits[@]} commit(s) after" \
+    "upstream-base, $src lists ${#names[@]}: a patch leaves the series with 'tools/series.sh retire NNNN'"; }
   next=1
-  for n in "${old[@]}"; do [ $((10#$n)) -lt $next ] || next=$((10#$n + 1)); done
-  mkdir -p "$out"
-  find "$out" -maxdepth 1 -name '*.patch' -delete
+  for n in $(printf '%s\n' "${names[@]}" | cut -c1-4) \
+      $(sed -n 's/^# retired \([0-9]\{4\}\).*/\1/p' "$stage/comments"); do
+    [ $((10#$n)) -lt $next ] || next=$((10#$n + 1))
+  done
   for i in "${!commits[@]}"; do
-    if [ "$i" -lt ${#old[@]} ]; then n=$((10#${old[$i]})); else n=$next; next=$((next + 1)); fi
-    f=$(git -C "$dir" format-patch "${FORMAT_OPTS[@]}" --start-number "$n" -o "$out" -1 "${commits[$i]}")
-    basename "$f"
-  done >"$out/series.new"
-  mv "$out/series.new" "$out/series"
-  echo "series: wrote $(wc -l <"$out/series") patch(es) and their order (series) to $out"
+    if [ "$i" -lt ${#names[@]} ]; then n=$((10#${names[$i]:0:4})); else n=$next; next=$((next + 1)); fi
+    f=$(git -C "$dir" format-patch "${FORMAT_OPTS[@]}" --start-number "$n" -o "$stage" -1 "${commits[$i]}") \
+      || { rm -rf "$stage"; die "format-patch failed for commit ${commits[$i]}"; }
+    f=$(basename "$f")
+    if [ "$i" -lt ${#names[@]} ] && [ "${f#????-}" != "${names[$i]#????-}" ]; then
+      echo "series: $f was ${names[$i]}: a new subject keeps the number; after a reorder, insertion or drop" \
+        "the numbers follow positions, not patches (docs/maintaining.md)" >&2
+    fi
+    echo "$f"
+  done >"$stage/names"
+  # Only now is the old series replaced: a failure above leaves it as it was.
+  find "$out" -maxdepth 1 -name '*.patch' -delete
+  find "$stage" -maxdepth 1 -name '*.patch' -exec mv {} "$out/" \;
+  cat "$stage/comments" "$stage/names" >"$out/series"
+  rm -rf "$stage"
+  echo "series: wrote $(grep -vc '^#' "$out/series") patch(es) and their order (series) to $out"
   if [ "$out" -ef "$TOP/patches" ] && [ "$PATCH_DIR" -ef "$out" ] \
       && [ "$(series_hash)" != "$(pom_property fork.seriesSha256)" ]; then
     echo "series: patches/ changed: 'tools/series.sh record-version' gives it a new fork version (the build checks)" >&2
@@ -555,12 +572,17 @@ cmd_retire() {
     cp -p "$tmp"/backup/* "$PATCH_DIR"/
     echo "series: retire stopped; patches/ is as it was (a patch that no longer applies: docs/maintaining.md," \
       "Rebasing)" >&2; fi; rm -rf "$tmp"' EXIT
-  grep -vx "$name" "$PATCH_DIR/series" >"$tmp/series" || true
+  # Its line goes (read as patches() reads it); a '# retired' line keeps its number from being used again.
+  awk -v n="$name" '{ l = $0; sub(/#.*/, "", l); gsub(/[[:space:]]/, "", l); if (l != n) print }' \
+    "$PATCH_DIR/series" >"$tmp/series"
+  echo "# retired $name ($(base_version))" >>"$tmp/series"
   mv "$tmp/series" "$PATCH_DIR/series"
   mv "$p" "$tmp/retired"
   # The others, applied onto the sources without it and written again under their own numbers. Upstream now has the
   # retired patch, so a later patch's "Fork-Depends-On: $n" goes.
-  later=$(for f in $(patches); do trailer "$f" Fork-Depends-On | grep -qx "$n" && basename "$f" | cut -c1-4; done || true)
+  later=$(for f in $(patches); do
+    trailer "$f" Fork-Depends-On | grep -qx "$n" && basename "$f" | cut -c1-4
+  done || true)
   cmd_materialise "$tmp/tree" >/dev/null
   if [ -n "$later" ]; then
     (cd "$tmp/tree" && FILTER_BRANCH_SQUELCH_WARNING=1 git "${GIT_ID[@]}" filter-branch \

@@ -200,23 +200,26 @@ class SeriesToolTest {
     /**
      * Retiring the first patch (merged upstream) on a copy of the repository: it leaves the series and patches/, the
      * others keep their numbers and their content but for a Fork-Depends-On naming it (upstream has it now), its
-     * api-changes.txt sections go and the others' stay, and PATCHES.md's index follows. A patch added afterwards
-     * gets the next unused number, never the retired one.
+     * api-changes.txt sections go and the others' stay, PATCHES.md's index follows, and a round trip still gives the
+     * same files. After the last patch is retired too, a patch added at the end gets a number above both: a retired
+     * number is never used again.
      */
     @Test
     void retireDropsThePatchAndTheOthersKeepTheirNumbers(@TempDir Path tmp) throws Exception {
         Path copy = tmp.resolve("repo");
         copyRepository(Fork.ROOT, copy, true);
         List<Path> before = Fork.patches();
-        assertThat(before).as("a series of at least two patches").hasSizeGreaterThan(1);
+        assertThat(before).as("a series of at least three patches").hasSizeGreaterThan(2);
         String retired = before.get(0).getFileName().toString();
         String tool = copy.resolve("tools/series.sh").toString();
 
         Fork.Result r = execIn(copy, "bash", tool, "retire", "0001");
         assertThat(r.exit).as(r.output).isZero();
 
-        List<String> series = Files.readAllLines(copy.resolve("patches/series"));
+        List<String> series = listed(copy);
         assertThat(series).hasSize(before.size() - 1).doesNotContain(retired);
+        assertThat(Files.readAllLines(copy.resolve("patches/series"))).contains("# retired " + retired + " ("
+                + Fork.BASE_VERSION + ")");
         assertThat(copy.resolve("patches").resolve(retired)).doesNotExist();
         boolean dependencyDropped = false;
         for (int i = 1; i < before.size(); i++) {
@@ -243,8 +246,13 @@ class SeriesToolTest {
         }
         assertThat(Fork.read(copy.resolve("codec-http2/api-changes.txt")))
                 .doesNotContain("WholeChunkStreamByteDistributor");
+        Fork.Result roundTrip = execIn(copy, "bash", tool, "roundtrip");
+        assertThat(roundTrip.exit).as(roundTrip.output).isZero();
 
-        // A new patch at the end takes the next unused number; a round trip keeps every name.
+        // The last patch goes too; a new patch at the end then takes the number after it, not its number again.
+        String last = Fork.number(before.get(before.size() - 1));
+        Fork.Result retireLast = execIn(copy, "bash", tool, "retire", last);
+        assertThat(retireLast.exit).as(retireLast.output).isZero();
         Path work = tmp.resolve("work");
         assertThat(execIn(copy, "bash", tool, "materialise", work.toString()).exit).isZero();
         Files.write(work.resolve("codec-http2/NEW.txt"), List.of("new"), StandardCharsets.UTF_8);
@@ -253,11 +261,16 @@ class SeriesToolTest {
                 "HTTP2: A new patch").exit).isZero();
         Fork.Result regenerated = execIn(copy, "bash", tool, "regenerate", work.toString());
         assertThat(regenerated.exit).as(regenerated.output).isZero();
-        String last = Fork.number(before.get(before.size() - 1));
-        String next = String.format("%04d", Integer.parseInt(last) + 1);
-        List<String> grown = Files.readAllLines(copy.resolve("patches/series"));
-        assertThat(grown.subList(0, series.size())).isEqualTo(series);
-        assertThat(grown.get(grown.size() - 1)).isEqualTo(next + "-HTTP2-A-new-patch.patch");
+        List<String> grown = listed(copy);
+        assertThat(grown.subList(0, grown.size() - 1)).isEqualTo(series.subList(0, series.size() - 1));
+        assertThat(grown.get(grown.size() - 1))
+                .isEqualTo(String.format("%04d", Integer.parseInt(last) + 1) + "-HTTP2-A-new-patch.patch");
+    }
+
+    /** The patch files a copy's patches/series lists, in order (comments, such as "# retired" lines, left out). */
+    private static List<String> listed(Path copy) throws IOException {
+        return Files.readAllLines(copy.resolve("patches/series")).stream().map(l -> l.replaceAll("#.*", "").trim())
+                .filter(l -> !l.isEmpty()).collect(Collectors.toList());
     }
 
     @Test
