@@ -565,13 +565,18 @@ cmd_retire() {
   p=$(patch_file "${1:?usage: retire NNNN}")
   name=$(basename "$p")
   n=${name%%-*}
-  tmp=$(mktemp -d)
-  # Nothing is lost when a step fails (a patch that no longer applies without it): patches/ is put back.
-  mkdir "$tmp/backup" && cp -p "$PATCH_DIR"/series "$PATCH_DIR"/*.patch "$tmp/backup/"
+  # A name of its own: the trap runs inside whichever function fails, and those have a local tmp.
+  retire_tmp=$(mktemp -d)
+  tmp=$retire_tmp
+  # Nothing is lost when a step fails (a patch that no longer applies without it): patches/, the api-changes.txt
+  # files and PATCHES.md are put back.
+  mkdir "$tmp/backup" "$tmp/backup-files" && cp -p "$PATCH_DIR"/series "$PATCH_DIR"/*.patch "$tmp/backup/"
+  (cd "$TOP" && cp -p --parents PATCHES.md $(for m in $PATCHED_MODULES; do echo "$m/api-changes.txt"; done) \
+    "$tmp/backup-files/")
   trap 'rc=$?; if [ $rc -ne 0 ]; then find "$PATCH_DIR" -maxdepth 1 -name "*.patch" -delete
-    cp -p "$tmp"/backup/* "$PATCH_DIR"/
-    echo "series: retire stopped; patches/ is as it was (a patch that no longer applies: docs/maintaining.md," \
-      "Rebasing)" >&2; fi; rm -rf "$tmp"' EXIT
+    cp -p "$retire_tmp"/backup/* "$PATCH_DIR"/ && cp -pr "$retire_tmp"/backup-files/. "$TOP"/
+    echo "series: retire stopped; patches/, PATCHES.md and the api-changes.txt files are as they were" >&2; fi
+    rm -rf "$retire_tmp"' EXIT
   # Its line goes (read as patches() reads it); a '# retired' line keeps its number from being used again.
   awk -v n="$name" '{ l = $0; sub(/#.*/, "", l); gsub(/[[:space:]]/, "", l); if (l != n) print }' \
     "$PATCH_DIR/series" >"$tmp/series"
