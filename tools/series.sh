@@ -84,18 +84,19 @@ base_version() {
 }
 
 # The patch files in the order of PATCH_DIR/series; every .patch file must be listed, every listed one present.
+# The patch file names a series file lists, in order ('#' starts a comment; blanks do not count).
+series_names() { sed 's/#.*//;s/[[:space:]]//g' "$1" | grep -v '^$' || true; }
+
 patches() {
   local series=$PATCH_DIR/series name f
   [ -f "$series" ] || die "no $series (the patch files in the order they apply, one a line)"
-  while IFS= read -r name; do
-    name=${name%%#*}; name=$(echo "$name" | tr -d '[:space:]')
-    [ -n "$name" ] || continue
+  for name in $(series_names "$series"); do
     [ -f "$PATCH_DIR/$name" ] || die "$series lists $name, but there is no such file in $PATCH_DIR"
     echo "$PATCH_DIR/$name"
-  done <"$series"
+  done
   for f in "$PATCH_DIR"/*.patch; do
     [ -f "$f" ] || continue
-    grep -qx "$(basename "$f")" <(sed 's/#.*//;s/[[:space:]]//g' "$series") \
+    series_names "$series" | grep -qx "$(basename "$f")" \
       || die "$(basename "$f") is in $PATCH_DIR but not listed in $series; add it (in order) or delete it"
   done
 }
@@ -256,7 +257,7 @@ cmd_regenerate() {
   stage=$(mktemp -d "$out/.regenerate.XXXXXX")
   : >"$stage/comments"
   if [ -f "$src" ]; then
-    mapfile -t names < <(sed 's/#.*//;s/[[:space:]]//g' "$src" | grep -v '^$' || true)
+    mapfile -t names < <(series_names "$src")
     grep '^#' "$src" >"$stage/comments" || true
   fi
   mapfile -t commits < <(git -C "$dir" rev-list --reverse upstream-base..HEAD)
@@ -567,44 +568,42 @@ cmd_retire() {
   n=${name%%-*}
   # A name of its own: the trap runs inside whichever function fails, and those have a local tmp.
   retire_tmp=$(mktemp -d)
-  tmp=$retire_tmp
   # Nothing is lost when a step fails (a patch that no longer applies without it): patches/, the api-changes.txt
   # files and PATCHES.md are put back.
-  mkdir "$tmp/backup" "$tmp/backup-files" && cp -p "$PATCH_DIR"/series "$PATCH_DIR"/*.patch "$tmp/backup/"
+  mkdir "$retire_tmp/backup" "$retire_tmp/backup-files" && cp -p "$PATCH_DIR"/series "$PATCH_DIR"/*.patch "$retire_tmp/backup/"
   (cd "$TOP" && cp -p --parents PATCHES.md $(for m in $PATCHED_MODULES; do echo "$m/api-changes.txt"; done) \
-    "$tmp/backup-files/")
+    "$retire_tmp/backup-files/")
   trap 'rc=$?; if [ $rc -ne 0 ]; then find "$PATCH_DIR" -maxdepth 1 -name "*.patch" -delete
     cp -p "$retire_tmp"/backup/* "$PATCH_DIR"/ && cp -pr "$retire_tmp"/backup-files/. "$TOP"/
     echo "series: retire stopped; patches/, PATCHES.md and the api-changes.txt files are as they were" >&2; fi
     rm -rf "$retire_tmp"' EXIT
-  # Its line goes (read as patches() reads it); a '# retired' line keeps its number from being used again.
-  awk -v n="$name" '{ l = $0; sub(/#.*/, "", l); gsub(/[[:space:]]/, "", l); if (l != n) print }' \
-    "$PATCH_DIR/series" >"$tmp/series"
-  echo "# retired $name ($(base_version))" >>"$tmp/series"
-  mv "$tmp/series" "$PATCH_DIR/series"
-  mv "$p" "$tmp/retired"
+  # Its line goes; a '# retired' line keeps its number from being used again (regenerate keeps comments first).
+  { grep '^#' "$PATCH_DIR/series" || true; echo "# retired $name ($(base_version))"
+    series_names "$PATCH_DIR/series" | grep -vxF "$name" || true; } >"$retire_tmp/series"
+  mv "$retire_tmp/series" "$PATCH_DIR/series"
+  mv "$p" "$retire_tmp/retired"
   # The others, applied onto the sources without it and written again under their own numbers. Upstream now has the
   # retired patch, so a later patch's "Fork-Depends-On: $n" goes.
   later=$(for f in $(patches); do
     trailer "$f" Fork-Depends-On | grep -qx "$n" && basename "$f" | cut -c1-4
   done || true)
-  cmd_materialise "$tmp/tree" >/dev/null
+  cmd_materialise "$retire_tmp/tree" >/dev/null
   if [ -n "$later" ]; then
-    (cd "$tmp/tree" && FILTER_BRANCH_SQUELCH_WARNING=1 git "${GIT_ID[@]}" filter-branch \
+    (cd "$retire_tmp/tree" && FILTER_BRANCH_SQUELCH_WARNING=1 git "${GIT_ID[@]}" filter-branch \
       --msg-filter "sed '/^Fork-Depends-On: $n\$/d'" upstream-base..HEAD >/dev/null)
   fi
-  cmd_regenerate "$tmp/tree" >/dev/null
+  cmd_regenerate "$retire_tmp/tree" >/dev/null
   # api-changes.txt: drop the retired patch's section ("# NNNN ..." up to the next "# NNNN" line).
   for m in $PATCHED_MODULES; do
     f=$TOP/$m/api-changes.txt
     awk -v gone="$n" '/^# [0-9][0-9][0-9][0-9] / { skip = (substr($0, 3, 4) == gone) } !skip { print }' "$f" \
-      >"$tmp/api" && cat "$tmp/api" >"$f"
+      >"$retire_tmp/api" && cat "$retire_tmp/api" >"$f"
   done
   cmd_index
   echo "series: retired $name; $(patches | wc -l) patch(es) left, under their own numbers." \
     "${later:+Fork-Depends-On: $n dropped from $(echo $later). }Its PR's files stay (upstream has them now;" \
     "git rm those that no other patch lists once the build does not need them):"
-  trailer "$tmp/retired" Fork-PR-File | sed 's/^/  /'
+  trailer "$retire_tmp/retired" Fork-PR-File | sed 's/^/  /'
 }
 
 # The generated part of PATCHES.md: one row per patch.

@@ -98,11 +98,16 @@ final class Fork {
 
     /** The patch files in the order of {@code patches/series}. */
     static List<Path> patches() {
+        return patches(ROOT);
+    }
+
+    /** The patch files in the order of {@code patches/series} of a copy of the repository at {@code root}. */
+    static List<Path> patches(Path root) {
         List<Path> patches = new ArrayList<>();
-        for (String line : read(ROOT.resolve("patches/series")).split("\n")) {
+        for (String line : read(root.resolve("patches/series")).split("\n")) {
             String name = line.replaceAll("#.*", "").trim();
             if (!name.isEmpty()) {
-                patches.add(ROOT.resolve("patches").resolve(name));
+                patches.add(root.resolve("patches").resolve(name));
             }
         }
         return patches;
