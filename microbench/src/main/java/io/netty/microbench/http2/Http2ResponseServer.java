@@ -22,6 +22,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -205,6 +206,22 @@ public final class Http2ResponseServer implements AutoCloseable {
                 distributor.minAllocationChunk(16 * 1024);
                 return distributor;
             }
+        },
+        /**
+         * {@code WholeChunkStreamByteDistributor} with its default 16 KiB chunk, passed explicitly; found by name, so
+         * that upstream's artifacts run it when the class is put on the class path next to them.
+         */
+        WHOLE_CHUNK {
+            @Override
+            StreamByteDistributor newDistributor(Http2Connection connection) {
+                String name = "io.netty.handler.codec.http2.WholeChunkStreamByteDistributor";
+                try {
+                    return (StreamByteDistributor) Class.forName(name).getConstructor(Http2Connection.class)
+                            .newInstance(connection);
+                } catch (ReflectiveOperationException e) {
+                    throw new IllegalStateException(name + " is not on the class path", e);
+                }
+            }
         };
 
         abstract StreamByteDistributor newDistributor(Http2Connection connection);
@@ -309,6 +326,7 @@ public final class Http2ResponseServer implements AutoCloseable {
     private volatile long tlsByteBufs;
     private volatile long tlsBytes;
     private volatile long tlsRecordErrors;
+    private volatile long unwritableEvents;
 
     private Http2ResponseServer(Transport transport, final Distributor distributor, final Pipeline pipeline,
                                 int bodySize, SocketAddress address, int sendBufferSize,
@@ -478,6 +496,16 @@ public final class Http2ResponseServer implements AutoCloseable {
         return threads.getThreadCpuTime(eventLoopThread.getId());
     }
 
+    /** CPU time of the server's event-loop thread in user mode, in nanoseconds (the rest is the kernel's). */
+    public long userNanos() {
+        return threads.getThreadUserTime(eventLoopThread.getId());
+    }
+
+    /** How many times a connection became unwritable ({@code channelWritabilityChanged} with it unwritable). */
+    public long unwritableEvents() {
+        return unwritableEvents;
+    }
+
     @Override
     public void close() throws InterruptedException {
         try {
@@ -490,8 +518,8 @@ public final class Http2ResponseServer implements AutoCloseable {
 
     private String stats() {
         return "responses=" + responses + " byteBufs=" + byteBufs + " bytes=" + bytes + " dataFrames=" + dataFrames
-                + " cpuNanos=" + cpuNanos() + " tlsRecords=" + tlsRecords + " tlsSmallRecords=" + tlsSmallRecords
-                + " tlsByteBufs=" + tlsByteBufs
+                + " cpuNanos=" + cpuNanos() + " userNanos=" + userNanos() + " unwritable=" + unwritableEvents
+                + " tlsRecords=" + tlsRecords + " tlsSmallRecords=" + tlsSmallRecords + " tlsByteBufs=" + tlsByteBufs
                 + " tlsBytes=" + tlsBytes + " tlsRecordErrors=" + tlsRecordErrors + '\n';
     }
 
@@ -613,9 +641,18 @@ public final class Http2ResponseServer implements AutoCloseable {
     }
 
     /**
-     * Counts what the HTTP/2 codec writes: at the head of the pipeline, or into the {@link SslHandler} with TLS.
+     * Counts what the HTTP/2 codec writes: at the head of the pipeline, or into the {@link SslHandler} with TLS; and
+     * how often the connection becomes unwritable.
      */
-    private final class WriteCounter extends ChannelOutboundHandlerAdapter {
+    private final class WriteCounter extends ChannelDuplexHandler {
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (!ctx.channel().isWritable()) {
+                unwritableEvents++;
+            }
+            ctx.fireChannelWritabilityChanged();
+        }
+
         @Override
         public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
             if (msg instanceof ByteBuf) {
@@ -742,10 +779,11 @@ public final class Http2ResponseServer implements AutoCloseable {
 
     /**
      * Runs the server until the process is stopped, then prints its counters:
-     * {@code [--transport=NIO|EPOLL|IO_URING] [--distributor=DEFAULT|WFQ|UNIFORM_1K|UNIFORM_16K]
-     * [--pipeline=HTTP_TO_HTTP2|MULTIPLEX] [--body=BYTES] [--port=PORT] [--sndbuf=BYTES] [--hwm=BYTES]
-     * [--tls=NONE|JDK|OPENSSL]} (defaults: IO_URING, DEFAULT, HTTP_TO_HTTP2, 65536, 8080, 0: the kernel's autotuned
-     * send buffer, 0: Netty's write buffer high water mark, NONE: h2c). It listens on 127.0.0.1 only; with TLS, its
+     * {@code [--transport=NIO|EPOLL|IO_URING] [--distributor=DEFAULT|WFQ|UNIFORM_1K|UNIFORM_16K|WHOLE_CHUNK]
+     * [--pipeline=HTTP_TO_HTTP2|MULTIPLEX] [--body=BYTES] [--host=ADDRESS] [--port=PORT] [--sndbuf=BYTES]
+     * [--hwm=BYTES] [--tls=NONE|JDK|OPENSSL]} (defaults: IO_URING, DEFAULT, HTTP_TO_HTTP2, 65536, 127.0.0.1, 8080, 0:
+     * the kernel's autotuned send buffer, 0: Netty's write buffer high water mark, NONE: h2c). It listens on
+     * {@code --host} only (loopback by default; {@code tools/netlab.sh} gives it a lab's address); with TLS, its
      * self-signed certificate names {@value #HOST} (clients such as h2load do not check it).
      */
     public static void main(String[] args) throws Exception {
@@ -754,6 +792,7 @@ public final class Http2ResponseServer implements AutoCloseable {
         Pipeline pipeline = Pipeline.HTTP_TO_HTTP2;
         int bodySize = 65536;
         int port = 8080;
+        String host = "127.0.0.1";
         int sendBufferSize = 0;
         int writeBufferHighWaterMark = 0;
         Tls tls = Tls.NONE;
@@ -769,6 +808,8 @@ public final class Http2ResponseServer implements AutoCloseable {
                 pipeline = parse(Pipeline.class, name, value);
             } else if ("--body".equals(name)) {
                 bodySize = Integer.parseInt(value);
+            } else if ("--host".equals(name)) {
+                host = value;
             } else if ("--port".equals(name)) {
                 port = Integer.parseInt(value);
             } else if ("--sndbuf".equals(name)) {
@@ -779,7 +820,7 @@ public final class Http2ResponseServer implements AutoCloseable {
                 tls = parse(Tls.class, name, value);
             } else {
                 throw new IllegalArgumentException("unknown option: " + arg + " (known: --transport, --distributor, "
-                        + "--pipeline, --body, --port, --sndbuf, --hwm, --tls)");
+                        + "--pipeline, --body, --host, --port, --sndbuf, --hwm, --tls)");
             }
         }
         if (ResponseTrace.ENABLED) {
@@ -787,7 +828,7 @@ public final class Http2ResponseServer implements AutoCloseable {
                     + " is for Http2ResponseBenchmark, whose client stamps and reports the responses");
         }
         final Http2ResponseServer server = start(transport, distributor, pipeline, bodySize,
-                new InetSocketAddress("127.0.0.1", port), sendBufferSize, writeBufferHighWaterMark, tls);
+                new InetSocketAddress(host, port), sendBufferSize, writeBufferHighWaterMark, tls);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.print("final " + server.stats());
             System.out.flush();
