@@ -29,8 +29,8 @@
 #                   and JVM options (-D...), e.g. fork-1m=fork,--hwm=1048576
 # LAB: "" (the default) runs on the host's loopback (127.0.0.1, whatever congestion control the host has); veth or
 #   lo runs in tools/netlab.sh's lab (server and client in their namespaces over a veth pair, or both on the server
-#   namespace's loopback), with LAB_MTU, LAB_QDISC, LAB_RATE, LAB_BURST, LAB_LIMIT passed on (tools/netlab.sh's
-#   header). CCS="cubic bbr" runs each round once per congestion control (set per route in the lab; needs LAB).
+#   namespace's loopback), with LAB_MTU, LAB_QDISC, LAB_RATE, LAB_BURST, LAB_LIMIT, LAB_QUICKACK passed on
+#   (tools/netlab.sh's header). CCS="cubic bbr" runs each round once per congestion control (set per route in the lab; needs LAB).
 # TLS=jdk or openssl runs the server over TLS with ALPN h2 on the JDK's SSLEngine or OpenSSL's (netty-tcnative from
 # microbench's class path), with a self-signed certificate h2load does not check; h2load (OpenSSL) connects to
 # https:// offering only h2 by ALPN (--alpn-list, or --npn-list in older nghttp2 such as Debian 12's) and a run fails
@@ -218,7 +218,8 @@ for ((round = 1; round <= ROUNDS; round++)); do
   lab_up "$cc"
   SERVER_HOST=127.0.0.1
   [ -z "$LAB" ] || SERVER_HOST=$("$NETLAB" addr server)
-  bed=${LAB:-host-lo}
+  # The bed's name says what differs: a bottleneck, the client's quickack.
+  bed=${LAB:-host-lo}${LAB_QDISC:+-$LAB_QDISC-${LAB_RATE:-}}${LAB_QUICKACK:+-quickack}
   cc_name=${cc:-$(cat /proc/sys/net/ipv4/tcp_congestion_control)}
   for tls in $TLS; do
    if [ "$tls" = none ]; then scheme=http; alpn=(); suffix=

@@ -23,6 +23,8 @@
 #   --rate R            [LAB_RATE] its rate (tc units: 1gbit, 10gbit)
 #   --burst B           [LAB_BURST: 64kb] its bucket (tc units)
 #   --limit L           [LAB_LIMIT: 1mb] its queue in bytes (tbf's limit; htb's leaf is a bfifo of that size)
+#   --quickack          [LAB_QUICKACK=1] the client ACKs every segment at once (route attribute quickack): no
+#                       delayed ACKs on the client's side, whatever its sending pattern
 #
 # Addresses (they exist only inside the namespaces): server 10.203.0.1, client 10.203.0.2
 # (`tools/netlab.sh addr server` prints them for scripts). With --bed lo both are 127.0.0.1.
@@ -73,6 +75,7 @@ parse() {
     RATE=${LAB_RATE:-}
     BURST=${LAB_BURST:-64kb}
     LIMIT=${LAB_LIMIT:-1mb}
+    QUICKACK=${LAB_QUICKACK:-}
     while [ $# -gt 0 ]; do
         case $1 in
             --bed) BED=$2; shift 2;;
@@ -82,8 +85,9 @@ parse() {
             --rate) RATE=$2; shift 2;;
             --burst) BURST=$2; shift 2;;
             --limit) LIMIT=$2; shift 2;;
+            --quickack) QUICKACK=1; shift;;
             --) shift; break;;
-            *) die "unknown option '$1' (--bed, --mtu, --cc, --qdisc, --rate, --burst, --limit)";;
+            *) die "unknown option '$1' (--bed, --mtu, --cc, --qdisc, --rate, --burst, --limit, --quickack)";;
         esac
     done
     REST=("$@")
@@ -100,15 +104,18 @@ parse() {
     fi
 }
 
-# Every route of the namespace's main and local tables through DEV, with the congestion control.
-set_cc() { # NS DEV
-    local table route
-    [ -n "$CC" ] || return 0
+# Every route of the namespace's main and local tables through DEV, with the congestion control and, for the
+# client (QUICK non-empty), quickack.
+set_routes() { # NS DEV [QUICK]
+    local table route attrs=()
+    [ -z "$CC" ] || attrs+=(congctl "$CC")
+    [ -z "${3:-}" ] || attrs+=(quickack 1)
+    [ ${#attrs[@]} -gt 0 ] || return 0
     for table in main local; do
         ip -n "$1" route show table "$table" dev "$2" | while read -r route; do
             [ -n "$route" ] || continue
             # shellcheck disable=SC2086
-            ip -n "$1" route replace $route table "$table" dev "$2" congctl "$CC"
+            ip -n "$1" route replace $route table "$table" dev "$2" "${attrs[@]}"
         done
     done
 }
@@ -122,7 +129,8 @@ up() {
     ip -n "$NS_SERVER" link set lo up
     if [ "$BED" = lo ]; then
         [ "$MTU" = 65536 ] || ip -n "$NS_SERVER" link set lo mtu "$MTU"
-        set_cc "$NS_SERVER" lo
+        [ -z "$QUICKACK" ] || die "--quickack needs --bed veth (on lo both ends share the routes)"
+        set_routes "$NS_SERVER" lo
     else
         ip netns add "$NS_CLIENT"
         ip -n "$NS_CLIENT" link set lo up
@@ -132,8 +140,8 @@ up() {
         ip -n "$NS_CLIENT" addr add "$CLIENT_ADDR/30" dev "$IF_CLIENT"
         ip -n "$NS_SERVER" link set "$IF_SERVER" up
         ip -n "$NS_CLIENT" link set "$IF_CLIENT" up
-        set_cc "$NS_SERVER" "$IF_SERVER"
-        set_cc "$NS_CLIENT" "$IF_CLIENT"
+        set_routes "$NS_SERVER" "$IF_SERVER"
+        set_routes "$NS_CLIENT" "$IF_CLIENT" "$QUICKACK"
         case $QDISC in
             tbf)
                 ip netns exec "$NS_SERVER" tc qdisc replace dev "$IF_SERVER" root tbf rate "$RATE" burst "$BURST" \
@@ -147,7 +155,7 @@ up() {
     fi
     trap - ERR
     echo "netlab: up: bed=$BED mtu=$MTU cc=${CC:-$(cat /proc/sys/net/ipv4/tcp_congestion_control) (host default)}" \
-        "bottleneck=${QDISC:-none}${QDISC:+ rate=$RATE burst=$BURST limit=$LIMIT}" \
+        "bottleneck=${QDISC:-none}${QDISC:+ rate=$RATE burst=$BURST limit=$LIMIT}${QUICKACK:+ client-quickack}" \
         "server=$(addr server) client=$(addr client)"
 }
 

@@ -260,7 +260,7 @@ public class ChannelOutboundBufferUncountedFlushedTest {
     }
 
     @Test
-    public void removedMessageCountsWhileItsPromiseIsNotifiedAsOnNio() {
+    public void removedMessageStaysUncountedWhileItsPromiseIsNotified() {
         onLoop(ch -> {
             ch.limit(HIGH);
             ChannelFuture first = ch.writeAndFlush(msg(MSG));
@@ -277,18 +277,41 @@ public class ChannelOutboundBufferUncountedFlushedTest {
             first.addListener(listener);
             second.addListener(listener);
             assertTrue(ch.complete());
-            // The listener saw the message pending but no longer flushed, as a NIO listener sees it still pending:
-            // 3 MP flushed stop counting, 2 MP count.
-            assertEquals(Arrays.asList(5 * MP, HIGH - 2 * MP + 1), seen);
+            // The listener saw the written message still pending and still uncounted, as a listener on NIO sees a
+            // buffer the write drained: 4 MP flushed, of which the limit (HIGH) stops counting.
+            assertEquals(Arrays.asList(5 * MP, 2L * HIGH - 5 * MP + 1), seen);
             assertState(ch, true, 4 * MP, 3 * MP, HIGH);
             seen.clear();
             assertTrue(ch.completeWithFailure(new IOException("write failed")));
             assertInstanceOf(IOException.class, second.cause());
-            assertEquals(Arrays.asList(4 * MP, HIGH - 2 * MP + 1), seen);
+            assertEquals(Arrays.asList(4 * MP, HIGH - MP + 1), seen);
             assertState(ch, true, 3 * MP, 2 * MP, HIGH);
             // One whole message and part of the next: only the whole one leaves the flushed pending size.
             ch.completeBytes(MSG + 100);
             assertState(ch, true, 2 * MP, MP, HIGH);
+        });
+    }
+
+    /**
+     * A listener of a written message that writes, as ChunkedWriteHandler does: 64 KiB written (unwritable), flushed
+     * (the limit makes it writable), 40 KiB written behind it without a flush; when the 64 KiB complete, their
+     * listener writes a byte. The channel ends writable with the 40 KiB and the byte pending, after one unwritable and
+     * one writable event, as on NIO, where the flush writes the 64 KiB and runs the listener before the 40 KiB.
+     */
+    @Test
+    public void listenerThatWritesDuringACompletionEndsWritableAsOnNio() {
+        onLoop(ch -> {
+            ch.limit(HIGH);
+            ChannelFuture big = ch.write(msg(HIGH));
+            big.addListener(f -> ch.write(msg(1)));
+            ch.flush();
+            ch.write(msg(40 * 1024));
+            assertTrue(ch.isWritable());
+            assertTrue(ch.complete());
+            assertEquals(40 * 1024 + 1 + 2 * CHANNEL_OUTBOUND_BUFFER_ENTRY_OVERHEAD,
+                    ch.unsafe().outboundBuffer().totalPendingWriteBytes());
+            assertTrue(ch.isWritable());
+            assertEquals(Arrays.asList("false", "true@flush"), ch.events);
         });
     }
 

@@ -155,6 +155,10 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     @Param("WRITTEN_AT_ONCE")
     public SmallResponse smallResponse;
 
+    /** The server connections' write buffer high water mark (0: Netty's default, 64 KiB; the low one is half). */
+    @Param("0")
+    public int writeBufferHighWaterMark;
+
     private Http2ResponseServer server;
     private EventLoopGroup clientGroup;
     private final List<Client> clients = new ArrayList<Client>();
@@ -378,8 +382,12 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         smallPath = (smallResponse == SmallResponse.PACED ? Http2ResponseServer.PACED_PATH
                 : Http2ResponseServer.BYTES_PATH) + smallSize;
         boolean bounded = socketBuffers == SocketBuffers.BOUNDED;
+        if (writeBufferHighWaterMark < 0) {
+            throw new IllegalArgumentException("writeBufferHighWaterMark: " + writeBufferHighWaterMark
+                    + " (expected: >= 0)");
+        }
         server = Http2ResponseServer.start(transport, distributor, pipeline, smallSize,
-                new InetSocketAddress("127.0.0.1", 0), bounded ? BOUNDED_SOCKET_BUFFER : 0);
+                new InetSocketAddress("127.0.0.1", 0), bounded ? BOUNDED_SOCKET_BUFFER : 0, writeBufferHighWaterMark);
         clientGroup = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         running = true;
         final boolean paceReads = readMiBps > 0;
@@ -486,7 +494,8 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     protected ChainedOptionsBuilder newOptionsBuilder() throws Exception {
         ChainedOptionsBuilder builder = super.newOptionsBuilder();
         for (String param : new String[] { "transport", "distributor", "bulkStreams", "socketBuffers", "pipeline",
-                "readMiBps", "connections", "smallSize", "smallIntervalMillis", "smallResponse" }) {
+                "readMiBps", "connections", "smallSize", "smallIntervalMillis", "smallResponse",
+                "writeBufferHighWaterMark" }) {
             String values = System.getProperty("h2bench." + param);
             if (values != null) {
                 builder.param(param, values.split(","));

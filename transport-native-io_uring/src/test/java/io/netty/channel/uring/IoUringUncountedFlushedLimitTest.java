@@ -25,10 +25,13 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.DefaultFileRegion;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannelConfig;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.internal.logging.InternalLogger;
 import io.netty.util.internal.logging.InternalLoggerFactory;
 import org.junit.jupiter.api.AfterAll;
@@ -37,6 +40,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.io.File;
+import java.io.RandomAccessFile;
+import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -44,7 +50,13 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -55,12 +67,13 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@link IoUringChannelOption#IO_URING_UNCOUNTED_FLUSHED_LIMIT} on real io_uring sockets: the messages an io_uring
- * stream channel has taken for writing (its outstanding write and what is flushed behind it) stop counting against
- * the water marks up to the limit, the memory a channel holds for a peer that stops reading stays at twice the high
- * water mark plus a message by default, a change of the limit or the water marks reaches a connection whose write
- * never completes, and flushing on a loop that shuts down throws nothing. The tests also hold with
- * {@code -Dio.netty.iouring.uncountedFlushedLimit=0}, where the default is the previous accounting (to check it, run
- * the class with that property).
+ * stream channel has taken for writing (its outstanding write and what is flushed behind it, also while it waits for
+ * {@code POLLOUT}) stop counting against the water marks up to the limit, the memory a channel holds for a peer that
+ * stops reading stays at the high water mark plus the limit plus a message, a written message's listeners see what
+ * they would see on NIO, a change of the limit or the water marks reaches a connection whose write never completes
+ * (with a task: no setter fires an event), writers on other threads keep the accounting consistent, and flushing on a
+ * loop that shuts down throws nothing. The tests set the limit they exercise; those of the default also hold with
+ * {@code -Dio.netty.iouring.uncountedFlushedLimit=N} (to check it, run the class with that property).
  */
 public class IoUringUncountedFlushedLimitTest {
     private static final int LOW = 32 * 1024;
@@ -68,9 +81,11 @@ public class IoUringUncountedFlushedLimitTest {
     private static final int MESSAGE = 16 * 1024;
     /** ChannelOutboundBuffer's per-message overhead, as the JVM is configured. */
     private static final int OVERHEAD = Integer.getInteger("io.netty.transport.outboundBufferEntrySizeOverhead", 96);
-    /** The default limit of this JVM: the high water mark, or 0 when run with the property at 0. */
-    private static final int DEFAULT_LIMIT = "0".equals(System.getProperty(
-            IoUringStreamChannelConfig.UNCOUNTED_FLUSHED_LIMIT_PROPERTY)) ? 0 : HIGH;
+    /**
+     * The default limit of this JVM at the default water marks: the property's value, else the unset default
+     * ({@code -1} follows the high water mark).
+     */
+    private static final int DEFAULT_LIMIT = defaultLimit(HIGH);
 
     private static EventLoopGroup group;
 
@@ -117,7 +132,7 @@ public class IoUringUncountedFlushedLimitTest {
     }
 
     /** Records isWritable() at every writability event. */
-    private static final class Events extends ChannelInboundHandlerAdapter {
+    private static class Events extends ChannelInboundHandlerAdapter {
         final List<Boolean> seen = Collections.synchronizedList(new ArrayList<>());
         final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
 
@@ -172,16 +187,24 @@ public class IoUringUncountedFlushedLimitTest {
         return pending - counted;
     }
 
+    /** The default limit for a channel whose high water mark is {@code high}. */
+    private static int defaultLimit(int high) {
+        String property = System.getProperty(IoUringStreamChannelConfig.UNCOUNTED_FLUSHED_LIMIT_PROPERTY);
+        int limit = property == null ? IoUringStreamChannelConfig.UNSET_UNCOUNTED_FLUSHED_LIMIT
+                : Integer.parseInt(property.trim());
+        return limit < 0 ? high : limit;
+    }
+
     @Test
-    public void optionDefaultFollowsTheHighWaterMark() {
+    public void optionDefaultIsTheUnsetLimitOrTheProperty() {
         IoUringSocketChannel ch = new IoUringSocketChannel();
         try {
             SocketChannelConfig config = ch.config();
             assertTrue(config.getOptions().containsKey(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT));
-            assertEquals(DEFAULT_LIMIT == 0 ? 0 : config.getWriteBufferHighWaterMark(),
+            assertEquals(defaultLimit(config.getWriteBufferHighWaterMark()),
                     config.getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT));
             config.setWriteBufferWaterMark(new WriteBufferWaterMark(LOW, 4 * HIGH));
-            assertEquals(DEFAULT_LIMIT == 0 ? 0 : 4 * HIGH,
+            assertEquals(defaultLimit(4 * HIGH),
                     config.getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT));
             assertTrue(config.setOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, 1000));
             assertEquals(1000, config.getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT));
@@ -198,12 +221,16 @@ public class IoUringUncountedFlushedLimitTest {
     public void invalidPropertyValueIsReportedAndIgnored() {
         List<String> warnings = new ArrayList<>();
         InternalLogger logger = InternalLoggerFactory.getInstance(getClass());
-        assertEquals(-1, IoUringStreamChannelConfig.parseUncountedFlushedLimit("-5", recording(logger, warnings)));
-        assertEquals(-1, IoUringStreamChannelConfig.parseUncountedFlushedLimit("lots", recording(logger, warnings)));
+        int unset = IoUringStreamChannelConfig.UNSET_UNCOUNTED_FLUSHED_LIMIT;
+        assertEquals(unset, IoUringStreamChannelConfig.parseUncountedFlushedLimit("-5", recording(logger, warnings)));
+        assertEquals(unset, IoUringStreamChannelConfig.parseUncountedFlushedLimit("lots",
+                recording(logger, warnings)));
         assertEquals(2, warnings.size());
         assertTrue(warnings.get(1).contains("lots"), warnings.get(1));
         assertEquals(0, IoUringStreamChannelConfig.parseUncountedFlushedLimit(" 0 ", recording(logger, warnings)));
-        assertEquals(-1, IoUringStreamChannelConfig.parseUncountedFlushedLimit(null, recording(logger, warnings)));
+        assertEquals(4096, IoUringStreamChannelConfig.parseUncountedFlushedLimit("4096",
+                recording(logger, warnings)));
+        assertEquals(unset, IoUringStreamChannelConfig.parseUncountedFlushedLimit(null, recording(logger, warnings)));
         assertEquals(2, warnings.size());
     }
 
@@ -373,26 +400,214 @@ public class IoUringUncountedFlushedLimitTest {
     }
 
     /**
-     * A peer that stops reading: with the default limit the channel holds at most twice the high water mark plus a
-     * message (in pending size), and more than the accounting without the limit lets it (the uncounted part is used).
-     * Fails if the default limit is raised: at 16 x the high water mark the writer goes on to 17 high water marks.
+     * A listener of a written message's promise that writes, as ChunkedWriteHandler and many framework handlers do,
+     * sees the channel as it would on NIO: one task writes 64 KiB whose listener writes a byte, flushes, and writes
+     * 40 KiB without flushing. Once the 64 KiB are written the channel is writable with 41,153 bytes pending, after
+     * one unwritable and one writable event, on NIO (which writes inside the flush) and on io_uring with the limit at
+     * the high water mark: the written message does not count while its listeners run.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"nio", "io_uring"})
+    public void listenerThatWritesDuringACompletionSeesWhatItWouldSeeOnNio(String transport) throws Exception {
+        EventLoopGroup nio = "nio".equals(transport) ? new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory())
+                : null;
+        Sink sink = new Sink();
+        Channel server = server(sink, true);
+        Events events = new Events();
+        Bootstrap b = nio == null ? client(group, events).option(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT,
+                HIGH) : new Bootstrap().group(nio).channel(NioSocketChannel.class)
+                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(LOW, HIGH)).handler(events);
+        // The socket takes the 64 KiB at once.
+        Channel client = b.option(ChannelOption.SO_SNDBUF, 1024 * 1024).connect(server.localAddress()).sync().channel();
+        try {
+            CompletableFuture<ChannelFuture> fromListener = new CompletableFuture<>();
+            ChannelFuture first = onLoop(client, () -> {
+                ChannelFuture write = client.write(data(HIGH, 1));
+                write.addListener(f -> fromListener.complete(client.write(data(1, 2))));
+                client.flush();
+                client.write(data(40 * 1024, 3));
+                return write;
+            });
+            assertTrue(fromListener.get(30, TimeUnit.SECONDS) != null);
+            assertTrue(first.isSuccess());
+            long[] state = onLoop(client, () -> new long[] {client.isWritable() ? 1 : 0,
+                    client.unsafe().outboundBuffer().totalPendingWriteBytes()});
+            assertEquals(1, state[0], transport + ": writable once the 64 KiB are written");
+            assertEquals(40 * 1024 + 1 + 2 * OVERHEAD, state[1]);
+            assertEquals(Arrays.asList(false, true), events.snapshot());
+            sink.expected = HIGH + 1 + 40 * 1024;
+            client.flush();
+            sink.done.get(30, TimeUnit.SECONDS);
+            assertEquals(Collections.emptyList(), events.errors);
+        } finally {
+            client.close().sync();
+            server.close().sync();
+            if (nio != null) {
+                nio.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
+            }
+        }
+    }
+
+    /**
+     * Writers on other threads than the event loop, as many applications write: each writes and flushes messages of
+     * random sizes while the channel is writable and waits for a writable event otherwise, to a peer that reads
+     * everything; the loop completes their writes meanwhile. Every write succeeds, the peer receives every byte, no
+     * writer waits for an event that never comes, the pending size stays within the high water mark plus the limit
+     * plus a message per writer, and at the end nothing is pending, nothing is uncounted and the channel is writable.
+     */
+    @Test
+    public void writersOnOtherThreadsKeepTheAccountingConsistent() throws Exception {
+        int writers = 4;
+        int perWriter = 4 * 1024 * 1024;
+        int maxMessage = 24 * 1024;
+        Sink sink = new Sink();
+        sink.expected = (long) writers * perWriter;
+        Channel server = server(sink, true);
+        Semaphore writable = new Semaphore(0);
+        AtomicLong maxPending = new AtomicLong();
+        Events events = new Events() {
+            @Override
+            public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+                if (ctx.channel().isWritable()) {
+                    writable.release(writers);
+                }
+                super.channelWritabilityChanged(ctx);
+            }
+        };
+        Channel client = client(group, events).option(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, HIGH)
+                .option(ChannelOption.SO_SNDBUF, 32 * 1024).connect(server.localAddress()).sync().channel();
+        ExecutorService threads = Executors.newFixedThreadPool(writers);
+        try {
+            List<Future<List<ChannelFuture>>> results = new ArrayList<>();
+            for (int w = 0; w < writers; w++) {
+                int seed = w;
+                results.add(threads.submit(() -> {
+                    List<ChannelFuture> writes = new ArrayList<>();
+                    int left = perWriter;
+                    while (left > 0) {
+                        while (!client.isWritable()) {
+                            // A writable event releases every writer; a missed one fails the test here.
+                            assertTrue(writable.tryAcquire(30, TimeUnit.SECONDS), "no writable event came");
+                        }
+                        int size = Math.min(left, 1 + ThreadLocalRandom.current().nextInt(maxMessage));
+                        writes.add(client.writeAndFlush(data(size, seed)));
+                        left -= size;
+                        maxPending.accumulateAndGet(client.unsafe().outboundBuffer().totalPendingWriteBytes(),
+                                Math::max);
+                    }
+                    return writes;
+                }));
+            }
+            for (Future<List<ChannelFuture>> result : results) {
+                List<ChannelFuture> writes;
+                try {
+                    writes = result.get(60, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    throw new AssertionError("a writer is still writing after 60 s: writable " + client.isWritable()
+                            + ", pending " + client.unsafe().outboundBuffer().totalPendingWriteBytes() + ", uncounted "
+                            + onLoop(client, () -> uncounted(client)) + ", received " + sink.received + ", events "
+                            + events.snapshot().size(), e);
+                }
+                for (ChannelFuture write : writes) {
+                    assertTrue(write.await(30, TimeUnit.SECONDS));
+                    assertTrue(write.isSuccess(), String.valueOf(write.cause()));
+                }
+            }
+            sink.done.get(30, TimeUnit.SECONDS);
+            assertEquals((long) writers * perWriter, sink.received);
+            long bound = HIGH + HIGH + (long) writers * (maxMessage + 2 * OVERHEAD);
+            assertTrue(maxPending.get() <= bound, maxPending.get() + " <= " + bound);
+            long[] end = onLoop(client, () -> new long[] {client.unsafe().outboundBuffer().totalPendingWriteBytes(),
+                    uncounted(client), client.isWritable() ? 1 : 0});
+            assertEquals(0, end[0]);
+            assertEquals(0, end[1]);
+            assertEquals(1, end[2]);
+            List<Boolean> seen = events.snapshot();
+            assertTrue(seen.isEmpty() || seen.get(seen.size() - 1), "last event: " + seen);
+            assertEquals(Collections.emptyList(), events.errors);
+        } finally {
+            threads.shutdownNow();
+            client.close().sync();
+            server.close().sync();
+        }
+    }
+
+    /**
+     * io_uring waits for {@code POLLOUT} when a splice of a file region finds the socket full (a peer that stops
+     * reading); it then writes the rest, and what is flushed behind it, without handler action, so the limit stays:
+     * the 80 KiB flushed behind the region do not count up to the limit, and the channel stays writable. It turns
+     * unwritable if the transport drops the limit while it waits for {@code POLLOUT}.
+     */
+    @Test
+    public void waitingForPollOutKeepsTheLimit() throws Exception {
+        File file = File.createTempFile("uncounted-flushed-limit", ".bin");
+        file.deleteOnExit();
+        int fileSize = 16 * 1024 * 1024;
+        try (RandomAccessFile raf = new RandomAccessFile(file, "rw")) {
+            raf.setLength(fileSize);
+        }
+        Sink sink = new Sink();
+        Channel server = server(sink, false);
+        Events events = new Events();
+        Channel client = client(group, events).option(ChannelOption.SO_SNDBUF, 16 * 1024)
+                .option(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, HIGH)
+                .connect(server.localAddress()).sync().channel();
+        try {
+            int behind = HIGH + LOW / 2;
+            onLoop(client, () -> {
+                client.write(new DefaultFileRegion(file, 0, fileSize));
+                client.write(data(behind, 4));
+                client.flush();
+                return null;
+            });
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!onLoop(client, () -> pollOutScheduled(client))) {
+                assertTrue(System.nanoTime() < deadline, "io_uring never waited for POLLOUT");
+                // Wait for the loop to process what the kernel completes, one task at a time.
+                onLoop(client, () -> null);
+            }
+            long[] state = onLoop(client, () -> new long[] {uncounted(client), client.isWritable() ? 1 : 0,
+                    client.unsafe().outboundBuffer().totalPendingWriteBytes()});
+            assertEquals(Math.min(HIGH, state[2]), state[0], "uncounted while waiting for POLLOUT");
+            assertEquals(1, state[1], "writable while waiting for POLLOUT");
+            assertEquals(Collections.emptyList(), events.errors);
+        } finally {
+            client.close().sync();
+            server.close().sync();
+            assertTrue(file.delete());
+        }
+    }
+
+    /** Whether io_uring waits for {@code POLLOUT} to write the rest (its private state, read for this test only). */
+    private static boolean pollOutScheduled(Channel ch) throws ReflectiveOperationException {
+        Field state = AbstractIoUringChannel.class.getDeclaredField("ioState");
+        Field pollOut = AbstractIoUringChannel.class.getDeclaredField("POLL_OUT_SCHEDULED");
+        state.setAccessible(true);
+        pollOut.setAccessible(true);
+        return (state.getByte(ch) & pollOut.getInt(null)) != 0;
+    }
+
+    /**
+     * A peer that stops reading: with the limit at the high water mark the channel holds at most twice the high water
+     * mark plus a message (in pending size), and more than the accounting without the limit lets it (the uncounted
+     * part is used).
      */
     @Test
     public void peerThatStopsReadingHoldsAtMostTwiceTheHighWaterMark() throws Exception {
         Sink sink = new Sink();
         Channel server = server(sink, false);
         Writer writer = new Writer();
-        writer.bound = bound(DEFAULT_LIMIT);
-        Channel client = writerClient(group, writer).connect(server.localAddress()).sync().channel();
+        writer.bound = bound(HIGH);
+        Channel client = writerClient(group, writer)
+                .option(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, HIGH)
+                .connect(server.localAddress()).sync().channel();
         try {
             long pending = writer.stalled.get(30, TimeUnit.SECONDS);
             long max = onLoop(client, () -> writer.maxPending);
-            assertTrue(max <= bound(DEFAULT_LIMIT), max + " <= " + bound(DEFAULT_LIMIT));
-            if (DEFAULT_LIMIT > 0) {
-                // Unwritable only once more than the high water mark counts, with the limit's worth uncounted.
-                assertTrue(pending > 2 * HIGH, pending + " > 2 x high");
-                assertEquals(HIGH, (long) onLoop(client, () -> uncounted(client)));
-            }
+            assertTrue(max <= bound(HIGH), max + " <= " + bound(HIGH));
+            // Unwritable only once more than the high water mark counts, with the limit's worth uncounted.
+            assertTrue(pending > 2 * HIGH, pending + " > 2 x high");
+            assertEquals(HIGH, (long) onLoop(client, () -> uncounted(client)));
             closeAndCheck(client, writer);
         } finally {
             client.close().sync();
@@ -429,19 +644,23 @@ public class IoUringUncountedFlushedLimitTest {
             assertEquals(lowered[1], lowered[2]);
             assertEquals(0, lowered[3]);
 
-            // Raised far enough, on the event loop: writable at once; the writer writes until unwritable again.
+            // Raised far enough, on the event loop: the setter itself fires nothing; the task it queues makes the
+            // channel writable, and the writer writes until unwritable again.
             writer.bound = bound(8 * HIGH);
-            long[] raised = onLoop(client, () -> {
+            long[] inSetter = onLoop(client, () -> {
                 int before = writer.events.size();
                 long pendingBefore = client.unsafe().outboundBuffer().totalPendingWriteBytes();
                 client.config().setOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, 8 * HIGH);
-                assertEquals(Arrays.asList(true, false), new ArrayList<>(writer.events.subList(before,
-                        writer.events.size())));
-                return new long[] {pendingBefore, client.unsafe().outboundBuffer().totalPendingWriteBytes(),
-                        client.isWritable() ? 1 : 0};
+                return new long[] {before, writer.events.size(), pendingBefore, client.isWritable() ? 1 : 0};
             });
-            assertTrue(raised[1] > raised[0] + 3 * HIGH, raised[1] + " > " + raised[0] + " + 3 x high");
-            assertEquals(0, raised[2]);
+            assertEquals(inSetter[0], inSetter[1], "no event from within the setter");
+            assertEquals(0, inSetter[3]);
+            long[] raised = onLoop(client, () -> new long[] {
+                    client.unsafe().outboundBuffer().totalPendingWriteBytes(), client.isWritable() ? 1 : 0});
+            assertEquals(Arrays.asList(true, false), new ArrayList<>(writer.events.subList((int) inSetter[1],
+                    writer.events.size())));
+            assertTrue(raised[0] > inSetter[2] + 3 * HIGH, raised[0] + " > " + inSetter[2] + " + 3 x high");
+            assertEquals(0, raised[1]);
 
             // A limit that was set does not follow the water marks; ChannelOutboundBuffer's own rule: a higher high
             // water mark alone makes no event until the next change.
@@ -460,11 +679,12 @@ public class IoUringUncountedFlushedLimitTest {
     }
 
     /**
-     * The limit follows the high water mark unless set: raising the water marks of a connection whose write never
-     * completes lets the channel hold more at once (the writer resumes), lowering them makes it hold less.
+     * The default limit and the water marks of a connection whose write never completes: where the default follows
+     * the high water mark, raising the water marks lets the channel hold more (the writer resumes); where it is a
+     * number (0 unless the property sets one), nothing follows them.
      */
     @Test
-    public void defaultLimitFollowsTheWaterMarksOfAStalledConnection() throws Exception {
+    public void defaultLimitAndTheWaterMarksOfAStalledConnection() throws Exception {
         Sink sink = new Sink();
         Channel server = server(sink, false);
         Writer writer = new Writer();
@@ -473,14 +693,21 @@ public class IoUringUncountedFlushedLimitTest {
         try {
             writer.stalled.get(30, TimeUnit.SECONDS);
             writer.bound = 4 * HIGH + 4 * HIGH + MESSAGE + OVERHEAD;
-            // In one event-loop task, so that no completion comes between (see changesReach...()).
-            onLoop(client, () -> {
+            // The setter fires nothing and changes nothing at once; the task it queues applies the change (no
+            // completion comes between: the peer reads nothing).
+            long[] inSetter = onLoop(client, () -> {
                 int before = writer.events.size();
                 long pending = client.unsafe().outboundBuffer().totalPendingWriteBytes();
                 client.config().setWriteBufferWaterMark(new WriteBufferWaterMark(LOW, 4 * HIGH));
+                assertEquals(pending, client.unsafe().outboundBuffer().totalPendingWriteBytes());
+                return new long[] {before, writer.events.size(), pending};
+            });
+            assertEquals(inSetter[0], inSetter[1], "no event from within the setter");
+            onLoop(client, () -> {
                 long after = client.unsafe().outboundBuffer().totalPendingWriteBytes();
-                List<Boolean> events = new ArrayList<>(writer.events.subList(before, writer.events.size()));
-                if (DEFAULT_LIMIT > 0) {
+                List<Boolean> events = new ArrayList<>(writer.events.subList((int) inSetter[1],
+                        writer.events.size()));
+                if (defaultLimit(4 * HIGH) == 4 * HIGH) {
                     // The limit is now 4 x high: the channel turned writable and the writer filled it to the new
                     // marks (8 x high), far above the old bound of 2 x high.
                     assertEquals(Arrays.asList(true, false), events);
@@ -488,9 +715,9 @@ public class IoUringUncountedFlushedLimitTest {
                     assertEquals(4L * HIGH, uncounted(client));
                 } else {
                     // Nothing follows the water marks: the writer wrote nothing more.
-                    assertEquals(pending, after);
+                    assertEquals(inSetter[2], after);
                     assertEquals(Collections.emptyList(), events);
-                    assertEquals(0L, uncounted(client));
+                    assertEquals((long) DEFAULT_LIMIT, uncounted(client));
                 }
                 return null;
             });
@@ -503,7 +730,8 @@ public class IoUringUncountedFlushedLimitTest {
 
     /**
      * A loop shuts down with a write outstanding to a peer that stopped reading; the close listener of another channel
-     * of the loop writes to and flushes the writer's channel, which makes it writable from inside the flush. Neither
+     * of the loop writes to the second channel, which turns it unwritable, and flushes it, which makes it writable
+     * from inside the flush (under the limit set for it, what is flushed stops counting). Neither
      * that flush nor a change of the limit or the water marks after the loop terminated (the channels are
      * deregistered by then, so it changes nothing) throws, and no handler sees an exception. The loop closes its
      * channels in the order of its registrations, {@code first} before {@code second}; the listener checks that
@@ -517,26 +745,31 @@ public class IoUringUncountedFlushedLimitTest {
         Channel server = server(new Sink(), false);
         Channel writerServer = server(new Sink(), false);
         try {
-            Writer writer = new Writer();
-            writer.bound = Long.MAX_VALUE;
             Events events = new Events();
+            Events secondEvents = new Events();
             Channel first = client(loop, events).connect(server.localAddress()).sync().channel();
-            Channel second = writerClient(loop, writer).connect(writerServer.localAddress()).sync().channel();
-            writer.stalled.get(30, TimeUnit.SECONDS);
+            Channel second = client(loop, secondEvents).option(ChannelOption.SO_SNDBUF, 16 * 1024)
+                    .option(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, 16 * HIGH)
+                    .connect(writerServer.localAddress()).sync().channel();
+            // More than the socket buffers take: a write stays outstanding, and what it has not written yet does not
+            // count.
+            ChannelFuture stalledWrite = second.writeAndFlush(data(4 * HIGH, 0));
+            long outstanding = onLoop(second, () -> uncounted(second));
+            assertTrue(outstanding > 0, "uncounted while the write is outstanding: " + outstanding);
             CompletableFuture<Throwable> thrown = new CompletableFuture<>();
             List<ChannelFuture> lateWrites = Collections.synchronizedList(new ArrayList<>());
             List<Boolean> seenInListener = new ArrayList<>();
             first.closeFuture().addListener(f -> {
                 try {
-                    // Unflushed: counts. The flush hands it to io_uring under the raised limit, which makes the
-                    // channel writable from inside the flush, with the loop shutting down.
-                    int before = writer.events.size();
+                    // Unflushed: counts, and turns the channel unwritable. The flush hands it to io_uring under the
+                    // limit, which makes the channel writable from inside the flush, with the loop shutting down.
                     lateWrites.add(second.write(data(2 * HIGH, 1)));
-                    second.config().setOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, 16 * HIGH);
+                    int before = secondEvents.seen.size();
                     seenInListener.add(second.isActive());
                     seenInListener.add(second.isWritable());
+                    seenInListener.add(stalledWrite.isDone());
                     second.flush();
-                    seenInListener.add(writer.events.size() > before && writer.events.get(before));
+                    seenInListener.add(secondEvents.seen.size() > before && secondEvents.seen.get(before));
                     lateWrites.add(second.writeAndFlush(data(1, 2)));
                     thrown.complete(null);
                 } catch (Throwable t) {
@@ -545,18 +778,19 @@ public class IoUringUncountedFlushedLimitTest {
             });
             assertTrue(loop.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(30, TimeUnit.SECONDS));
             assertEquals(null, thrown.get(30, TimeUnit.SECONDS));
-            assertEquals(Arrays.asList(true, false, true), seenInListener,
-                    "active, unwritable before the flush, made writable by it");
+            assertEquals(Arrays.asList(true, false, false, true), seenInListener,
+                    "active, unwritable before the flush, a write outstanding, made writable by the flush");
             for (Channel ch : new Channel[] {first, second}) {
                 assertFalse(ch.isRegistered());
                 ch.config().setOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, 0);
                 ch.config().setWriteBufferWaterMark(new WriteBufferWaterMark(LOW, 2 * HIGH));
             }
+            lateWrites.add(stalledWrite);
             for (ChannelFuture write : lateWrites) {
                 assertTrue(write.await(30, TimeUnit.SECONDS));
             }
             assertEquals(Collections.emptyList(), events.errors);
-            assertEquals(Collections.emptyList(), writer.errors);
+            assertEquals(Collections.emptyList(), secondEvents.errors);
         } finally {
             loop.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
             server.close().sync();
