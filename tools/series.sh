@@ -371,7 +371,7 @@ cmd_rebase_check() {
   for m in $PATCHED_MODULES; do
     for v in "$base" "$version"; do
       jar=$(class_jar "$m" "$v") || exit 1
-      ln -s "$jar" "$tmp/jars/netty-$m-$v.jar"
+      ln -sf "$jar" "$tmp/jars/netty-$m-$v.jar"  # VERSION may be the base itself
     done
   done
   cmd_materialise "$tmp/base" >/dev/null
