@@ -35,9 +35,14 @@
 #                                       revision was recorded with
 #   tools/series.sh identity VERSION OUT   (build) the series' identity as a properties file for the patched jars:
 #                                       version, series.sha256, patch.NNNN=subject
-#   tools/series.sh rebase-check VERSION  try the series on another Netty release: per patch, whether it applies
-#                                       (git am) and whether the patched modules then build (./mvnw package,
-#                                       nothing installed); prints a table
+#   tools/series.sh rebase-check [--classes] VERSION   the series against another Netty release. From the class
+#                                       jars of both releases (tools/rebase-classes.py): per patch, the classes it
+#                                       touches that are unchanged, changed outside the methods it patches, or
+#                                       changed in one of them (named). Then, unless --classes and only where the
+#                                       release's -sources jars are served: per patch, whether it applies (git am)
+#                                       and whether the patched modules then build (./mvnw package, nothing
+#                                       installed). Prints tables
+#   tools/series.sh newest-release      the newest release of the base's line (4.2.x) that Maven resolves
 #   tools/series.sh build-sources MODULE_DIR SOURCES_JAR OUT   (build) the sources of the patched module in
 #                                                    MODULE_DIR (its folder names it): unpack + apply, laid out
 #                                                    as OUT/src/main/{java,c,resources}
@@ -302,10 +307,86 @@ cmd_roundtrip() {
   echo "series: round trip of $(patches | wc -l) patch(es) is byte-identical"
 }
 
+# The class jar of a patched module, resolved by Maven as sources_jar does: the build's copy (MODULE/target/upstream),
+# else one copied to target/upstream-jars. A release Maven cannot resolve stops here, named.
+class_jar() {
+  local artifact=netty-$1 version=$2 dir=$TOP/target/upstream-jars jar
+  jar=$TOP/$1/target/upstream/$artifact-$version.jar
+  if [ -f "$jar" ]; then echo "$jar"; return; fi
+  jar=$dir/$artifact-$version.jar
+  if [ ! -f "$jar" ]; then
+    (cd "$TOP" && ./mvnw -q -B -N dependency:copy "-Dartifact=io.netty:$artifact:$version:jar" \
+      "-DoutputDirectory=$dir") >&2 || die "Maven cannot resolve io.netty:$artifact:$version:jar (the class jar):" \
+      "$version is not a Netty release, or the repositories Maven uses do not serve it"
+    [ -f "$jar" ] || die "Maven did not copy io.netty:$artifact:$version:jar to $jar"
+  fi
+  echo "$jar"
+}
+
+# The newest release of the base's line (4.2.x for 4.2.18.Final) that Maven resolves: a version range of
+# netty-codec-http2 in a throwaway pom under target/, so the repositories' metadata decides (-U: fetched again).
+cmd_newest_release() {
+  local base range dir=$TOP/target/newest-release v
+  base=$(base_version)
+  [[ $base =~ ^([0-9]+)\.([0-9]+)\. ]] || die "netty.base.version '$base' is not MAJOR.MINOR.PATCH[.QUALIFIER]"
+  range="[$base,${BASH_REMATCH[1]}.$((BASH_REMATCH[2] + 1)).0.Alpha1)"
+  mkdir -p "$dir"
+  cat >"$dir/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.series</groupId>
+  <artifactId>newest-release</artifactId>
+  <version>0</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>io.netty</groupId>
+      <artifactId>netty-codec-http2</artifactId>
+      <version>$range</version>
+      <type>pom</type>
+      <exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>
+    </dependency>
+  </dependencies>
+</project>
+EOF
+  rm -f "$dir/list.txt"
+  (cd "$TOP" && ./mvnw -q -B -U -f "$dir/pom.xml" org.apache.maven.plugins:maven-dependency-plugin:3.8.1:list \
+    -DoutputFile="$dir/list.txt" -DexcludeTransitive=true) >&2 \
+    || die "Maven cannot resolve io.netty:netty-codec-http2:$range (Maven's error above)"
+  v=$(sed -n 's/^ *io\.netty:netty-codec-http2:pom:\([^:]*\):.*/\1/p' "$dir/list.txt")
+  [ -n "$v" ] || die "no version of io.netty:netty-codec-http2 in Maven's list ($dir/list.txt)"
+  echo "$v"
+}
+
 cmd_rebase_check() {
-  local version=${1:?usage: rebase-check VERSION} p name built
+  local classes_only= version base p name built m v jar
+  [ "${1:-}" != --classes ] || { classes_only=1; shift; }
+  version=${1:?usage: rebase-check [--classes] VERSION}
+  [[ $version =~ ^[0-9A-Za-z][0-9A-Za-z._-]*$ ]] || die "not a release version: '$version' (Netty's: 4.2.21.Final)"
+  base=$(base_version)
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
+  # From the class jars of both releases: what each patch's classes and methods became.
+  mkdir "$tmp/jars"
+  for m in $PATCHED_MODULES; do
+    for v in "$base" "$version"; do
+      jar=$(class_jar "$m" "$v") || exit 1
+      ln -sf "$jar" "$tmp/jars/netty-$m-$v.jar"  # VERSION may be the base itself
+    done
+  done
+  cmd_materialise "$tmp/base" >/dev/null
+  python3 "$TOP/tools/rebase-classes.py" "$tmp/base" "$base" "$version" "$tmp/jars" $(patches) \
+    || die "the class comparison failed (above)"
+  [ -z "$classes_only" ] || return 0
+  # From the sources, where the registry serves them: does each patch apply, and do the patched modules build.
+  echo
+  for m in $PATCHED_MODULES; do
+    if ! (sources_jar "$m" "$version") >/dev/null 2>"$tmp/sources.log"; then
+      echo "Sources of $version: io.netty:netty-$m:$version:jar:sources is not served, so the patches were not" \
+        "applied; the table above is the check."
+      return 0
+    fi
+  done
   mkdir -p "$tmp/series"
   : >"$tmp/series/series"
   echo "| patch | applies onto $version | patched modules build |"
@@ -737,6 +818,7 @@ case "${1:-}" in
   unpack) shift; [ $# -eq 3 ] || die "usage: unpack MODULE SOURCES_JAR ROOT"; cmd_unpack "$@"; exit ;;
   modules) echo "$PATCHED_MODULES" | tr ' ' '\n' | sed '/^$/d'; exit ;;
   build-props) cmd_build_props; exit ;;
+  newest-release) cmd_newest_release; exit ;;
 esac
 # Every other command reads the series: check it here (a check inside $(...) would not stop the script).
 [ "${1:-}" = apply ] && [ $# -ge 4 ] && PATCH_DIR=$4
@@ -759,5 +841,6 @@ case "${1:-}" in
   identity) shift; [ $# -eq 2 ] || die "usage: identity VERSION OUT"; cmd_identity "$@" ;;
   *) die "usage: tools/series.sh materialise [DIR] | regenerate [DIR] | roundtrip | export [OUT] |" \
        "pr-text NNNN | status NNNN STATUS | retire NNNN | index [--check] | modules | build-props |" \
-       "record-version | check-version | rebase-check VERSION | unpack ... | apply ... | identity ..." ;;
+       "record-version | check-version | rebase-check [--classes] VERSION | newest-release | unpack ... |" \
+       "apply ... | identity ..." ;;
 esac

@@ -15,6 +15,7 @@
  */
 package io.netty.fork.checks;
 
+import org.apache.maven.artifact.versioning.ComparableVersion;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -447,6 +448,87 @@ class SeriesToolTest {
         try (Stream<Path> files = Files.list(home)) {
             assertThat(files).as("files under HOME").isEmpty();
         }
+    }
+
+    /**
+     * The rebase check from class jars alone, against the fork's own jars, which carry the series: every patch then
+     * conflicts, in the methods it changes (a patch that adds a class finds it there too). The comparison is of
+     * bytecode, so this fails if the check misses a patched method or reads its hunks in the wrong class.
+     */
+    @Test
+    void classCheckFindsEveryPatchInTheForksOwnJars(@TempDir Path tmp) throws Exception {
+        Path tree = tmp.resolve("tree");
+        Fork.Result materialised = run(null, "materialise", tree.toString());
+        assertThat(materialised.exit).as(materialised.output).isZero();
+        Path jars = Files.createDirectories(tmp.resolve("jars"));
+        for (String module : Fork.PATCHED_MODULES) {
+            Files.createSymbolicLink(jars.resolve(Fork.artifactId(module) + '-' + Fork.BASE_VERSION + ".jar"),
+                    Fork.upstreamJar(module, null));
+            Files.createSymbolicLink(jars.resolve(Fork.artifactId(module) + '-' + Fork.VERSION + ".jar"),
+                    Fork.forkJar(module, null));
+        }
+        List<String> command = new ArrayList<>(List.of("python3",
+                Fork.ROOT.resolve("tools/rebase-classes.py").toString(), tree.toString(), Fork.BASE_VERSION,
+                Fork.VERSION, jars.toString()));
+        Fork.patches().forEach(p -> command.add(p.toString()));
+        Fork.Result r = execIn(Fork.ROOT, command.toArray(new String[0]));
+        assertThat(r.exit).as(r.output).isZero();
+        for (Path patch : Fork.patches()) {
+            String[] row = row(r.output, patch);
+            assertThat(row[2]).as("verdict of %s: %s", patch.getFileName(), r.output).isEqualTo("conflicts");
+            assertThat(row[5]).as("methods of %s changed in %s", patch.getFileName(), Fork.VERSION).isNotEqualTo("-");
+        }
+    }
+
+    /**
+     * The same check of the base against itself, through {@code tools/series.sh} (the jars the build copied, no
+     * Maven run): every patch passes, each class it touches unchanged.
+     */
+    @Test
+    void classCheckOfTheBaseAgainstItselfPassesEveryPatch() throws Exception {
+        Fork.Result r = run(null, "rebase-check", "--classes", Fork.BASE_VERSION);
+        assertThat(r.exit).as(r.output).isZero();
+        for (Path patch : Fork.patches()) {
+            String[] row = row(r.output, patch);
+            assertThat(row[2]).as(r.output).isEqualTo("passes");
+            assertThat(row[3]).as("classes %s touches", patch.getFileName()).isNotEqualTo("-");
+            assertThat(row[4] + row[5]).isEqualTo("--");
+        }
+        assertThat(r.output).doesNotContain("Sources of");
+    }
+
+    /** Bad input loses nothing and says what is missing: a malformed version, a release Maven cannot resolve. */
+    @Test
+    void rebaseCheckNamesWhatIsMissing() throws Exception {
+        Fork.Result malformed = run(null, "rebase-check", "4.2 Final");
+        assertThat(malformed.exit).isNotZero();
+        assertThat(malformed.output).contains("not a release version: '4.2 Final'");
+
+        Fork.Result unknown = run(null, "rebase-check", "--classes", "4.0.999.Final");
+        assertThat(unknown.exit).isNotZero();
+        assertThat(unknown.output).contains("Maven cannot resolve io.netty:"
+                + Fork.artifactId(Fork.PATCHED_MODULES.get(0)) + ":4.0.999.Final:jar (the class jar)");
+    }
+
+    /** The release CI checks: the newest of the base's line that the registry serves, never older than the base. */
+    @Test
+    void newestReleaseIsOfTheBasesLine() throws Exception {
+        Fork.Result r = run(null, "newest-release");
+        assertThat(r.exit).as(r.output).isZero();
+        String[] lines = r.output.trim().split("\n");
+        String newest = lines[lines.length - 1];
+        String line = Fork.BASE_VERSION.substring(0, Fork.BASE_VERSION.indexOf('.', 2) + 1);
+        assertThat(newest).startsWith(line);
+        assertThat(new ComparableVersion(newest)).isGreaterThanOrEqualTo(new ComparableVersion(Fork.BASE_VERSION));
+    }
+
+    /** The cells of the markdown row of a patch in the check's output. */
+    private static String[] row(String output, Path patch) {
+        String name = patch.getFileName().toString();
+        String line = output.lines().filter(l -> l.startsWith("| " + name + " |")).findFirst()
+                .orElseThrow(() -> new AssertionError("no row for " + name + " in: " + output));
+        String[] cells = line.split(" \\| ", -1);
+        return new String[] {name, cells[0], cells[1], cells[2], cells[3], cells[4].replaceAll(" \\|$", "")};
     }
 
     private static Fork.Result run(Path patchDir, String... args) throws Exception {
