@@ -35,6 +35,8 @@ def row(args):
                              re.search(r"^Cipher: (\S+)", text, re.M).group(1))
     req_s = re.search(r"finished in .*?, ([0-9.]+) req/s", text).group(1)
     failed = re.search(r"requests: .* (\d+) failed", text).group(1)
+    if int(failed):
+        die("%s: %s of h2load's requests failed (%s)" % (name, failed, a["report"]))
     succeeded = int(re.search(r"requests: .* (\d+) succeeded", text).group(1))
     # The body bytes h2load received (DATA payload): every succeeded request must have brought the whole body.
     data_bytes = int(re.search(r"^traffic: .* \((\d+)\) data", text, re.M).group(1))

@@ -8,7 +8,8 @@ TREE is a work tree made by `tools/series.sh materialise` on OLD (upstream-base,
 JARS holds netty-<module>-<release>.jar of OLD and NEW. Each patch's hunks, read against the Java structure of the
 file before and after it (from TREE), name the classes and methods it touches; `javap -c -p` of each class in both
 releases, constant-pool indices and synthetic numbering ($1, lambda$m$0, access$000) stripped, says whether that
-class is unchanged, changed outside the patched methods, or changed in one of them (a lambda counts as its method).
+class is unchanged, changed outside the patched methods, or changed in one of them (a lambda counts as its method;
+a class or member an earlier patch adds counts as changed where NEW has one).
 Prints one markdown row per patch.
 
     rebase-classes.py changes OLD_JAR NEW_JAR
@@ -285,8 +286,10 @@ def main(tree, old, new, jars, patches):
                     (inside if cls in b else same).append(
                         name + (' (the patch adds it; %s has one)' % new if cls in b else ' (new)'))
                     continue
-                if cls not in a:
-                    continue  # added by an earlier patch of the series
+                if cls not in a:  # added by an earlier patch of the series: it conflicts where NEW has one
+                    if cls in b:
+                        inside.append('%s (an earlier patch adds it; %s has one)' % (name, new))
+                    continue
                 if cls not in b:
                     inside.append('%s (not in %s)' % (name, new))
                     continue
@@ -296,6 +299,8 @@ def main(tree, old, new, jars, patches):
                        for m, doc in sorted(info['methods'].items()) if code(ma, m) and code(ma, m) != code(mb, m)]
                 hit += ['%s.%s (the patch adds it; %s has one)' % (name, m, new)
                         for m in sorted(info['added']) if code(mb, m) and not code(ma, m)]
+                hit += ['%s.%s (an earlier patch adds it; %s has one)' % (name, m, new)
+                        for m in sorted(info['methods']) if m not in info['added'] and code(mb, m) and not code(ma, m)]
                 changed = sorted(m for m in set(ma) | set(mb) if ma.get(m) != mb.get(m))
                 if hit:
                     inside.append('; '.join(hit))
