@@ -78,7 +78,13 @@ final class SoakStats {
     final AtomicLong peakHeldBytes = new AtomicLong();
 
     // The JVM.
+    /**
+     * Leaks the detector reported at this configuration's leak check, once everything the configuration made was
+     * unreachable (and any it reported before the next configuration's load: {@link #lateLeaks}).
+     */
     long leaks;
+    /** Of {@link #leaks}, those reported after this configuration's check, before the next one's load began. */
+    long lateLeaks;
     long baselineDirect;
     long peakDirect;
     long directBound;
