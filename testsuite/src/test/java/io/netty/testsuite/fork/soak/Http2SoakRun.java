@@ -327,8 +327,9 @@ public class Http2SoakRun {
                 // Before the leak check: OpenSSL's contexts are reference counted and tracked.
                 tls.close();
             }
-            // The run's maps of the connections would keep them reachable past the leak check.
-            server.endOfConfiguration();
+            // Once the loops and the clients are done: the zero-copy references the loops abandoned (upstream), and
+            // the run's maps of the connections, which would keep them reachable past the leak check.
+            stats.zeroCopyAbandoned = server.endOfConfiguration();
         }
         stats.peakDirect = sampler.peak();
         stats.directBound = stats.baselineDirect + ALLOCATOR_SLACK + stats.peakHeldBytes.get()
@@ -471,9 +472,10 @@ public class Http2SoakRun {
                 + " | unfinished | corrupt | stalled | leaks"
                 + " | unexpected exc (expected) | client errors | peak direct / bound MiB | held bodies peak MiB"
                 + " | writability ev/MiB | MiB received | loops that skipped their close"
-                + " | clients left open by a closed server | verdict |\n");
+                + " | clients left open by a closed server"
+                + " | zero-copy refs abandoned by terminated loops | verdict |\n");
         sb.append("|---|");
-        for (int i = 0; i < 22; i++) {
+        for (int i = 0; i < 23; i++) {
             sb.append("---:|");
         }
         sb.append("---|\n");
@@ -545,6 +547,7 @@ public class Http2SoakRun {
                 + " | " + String.format(Locale.ROOT, "%.0f", s.bodyBytesReceived.sum() / mib)
                 + " | " + s.loopsThatSkippedClose
                 + " | " + s.clientsLeftOpenByClosedServer
+                + " | " + (s.zeroCopyAbandoned < 0 ? "not inspected" : String.valueOf(s.zeroCopyAbandoned))
                 + " | " + (breaches.isEmpty() ? "pass" : "FAIL: " + String.join("; ", breaches)) + " |";
     }
 

@@ -291,13 +291,17 @@ final class SoakServer {
     }
 
     /**
-     * Forgets the configuration's connections, so that nothing the configuration made stays reachable from the run's
-     * static state.
+     * Once the event loops have terminated: counts and releases the zero-copy references they abandoned
+     * ({@link AbandonedZeroCopyWrites}; -1: not inspected), then forgets the configuration's connections, so that
+     * nothing the configuration made stays reachable from the run's static state.
      */
-    void endOfConfiguration() {
+    long endOfConfiguration() {
+        long abandoned = workers.isTerminated() ? AbandonedZeroCopyWrites.release(ACCEPTED_BY_PEER_PORT.values())
+                : -1;
         CONNECTIONS_BY_PEER_PORT.clear();
         ACCEPTED_BY_PEER_PORT.clear();
         TLS_BROKEN_BY_PEER_PORT.clear();
+        return abandoned;
     }
 
     private static Http2Settings settings() {
