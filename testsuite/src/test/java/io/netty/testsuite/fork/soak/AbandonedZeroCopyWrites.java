@@ -33,9 +33,9 @@ import java.util.Map;
  * releases them as {@code unregistered()} would have ({@code WriteOperationTracker.releaseAll()}), on channels whose
  * event loop has terminated only: no code of the transport can touch them any more. It reads private state of
  * {@code AbstractIoUringChannel} by reflection, for the soak only; if that state is not as expected, it releases
- * nothing and says so (-1), and the buffers count as leaks.
+ * nothing and says so (-1), and the buffers count as leaks. {@code IoUringZeroCopyNotificationTest} checks it.
  */
-final class AbandonedZeroCopyWrites {
+public final class AbandonedZeroCopyWrites {
     private static final String CHANNEL = "io.netty.channel.uring.AbstractIoUringChannel";
 
     private AbandonedZeroCopyWrites() {
@@ -48,7 +48,7 @@ final class AbandonedZeroCopyWrites {
      * @return the number of references released, or -1 if an io_uring channel could not be inspected (then nothing
      *         of it was released).
      */
-    static long release(Iterable<Channel> channels) {
+    public static long release(Iterable<? extends Channel> channels) {
         long released = 0;
         for (Channel ch : channels) {
             Class<?> type = ioUringChannelClass(ch);
