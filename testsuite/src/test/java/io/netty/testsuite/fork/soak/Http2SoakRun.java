@@ -16,6 +16,7 @@
 package io.netty.testsuite.fork.soak;
 
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -63,15 +64,29 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * engine, issue 27) runs in turn for its share of {@code soak.duration}: tens of client connections of every
  * {@link SoakClient.Kind} at once (over TLS also those that break their TLS), then a drain, then the event-loop
  * shutdown fault, then the leak check. The table at the end judges every configuration; any breach fails the run.
+ * <p>
+ * A leak is charged to the configuration that made it: each configuration ends with its own leak check, once its
+ * server, clients and connections are unreachable (its event loops terminated, the run's maps of its connections
+ * cleared), before the next one starts; {@code Http2SoakLeakAttributionTest} checks it.
  */
 public class Http2SoakRun {
     private static final InternalLogger logger;
     private static final AtomicLong LEAKS = new AtomicLong();
     private static final List<String> LEAK_REPORTS = new ArrayList<>();
+    private static final int MAX_LEAK_REPORTS = 8;
+    private static final ResourceLeakDetector.LeakListener LEAK_LISTENER = (type, records) -> recordLeak(
+            type + (records.isEmpty() ? " (untraced)" : records));
+    /** The configuration whose objects the next leak reports are about (for their text). */
+    private static volatile String leakOwner = "before the first configuration";
+    /** {@link #LEAKS} at the last leak check, and the configuration it charged. Used by the run's thread only. */
+    private static long leaksChecked;
+    private static SoakStats lastChecked;
 
     static {
-        // Before any ByteBuf class exists: every leak detector of this JVM reports to the run.
+        // Before any ByteBuf class exists if this class comes first (the soak's JVM): every leak detector of this JVM
+        // reports to the run. The ByteBuf detector also when an earlier test made it (a test JVM).
         ResourceLeakDetectorFactory.setResourceLeakDetectorFactory(new RecordingLeakDetectorFactory());
+        ByteBufUtil.setLeakListener(LEAK_LISTENER);
         logger = InternalLoggerFactory.getInstance(Http2SoakRun.class);
     }
 
@@ -141,15 +156,16 @@ public class Http2SoakRun {
         // measured phase is judged against the same kind of baseline as the others. The warm-up is judged too, except
         // for its direct memory.
         String[] first = configs.get(0);
-        SoakStats warmUp = runConfig(SoakServer.Transport.valueOf(first[0]), SoakServer.Pipeline.valueOf(first[1]),
-                SoakTls.Mode.valueOf(first[2]), MIN_PHASE_MILLIS, seed - 1);
+        SoakStats warmUp = runAndCheck(SoakServer.Transport.valueOf(first[0]), SoakServer.Pipeline.valueOf(first[1]),
+                SoakTls.Mode.valueOf(first[2]), MIN_PHASE_MILLIS, seed - 1, null, false);
         warmUp.warmUp = true;
         logger.info("soak: warm-up " + warmUp.config + " done (direct memory not judged): " + row(warmUp));
         List<SoakStats> results = new ArrayList<>();
         for (String[] config : configs) {
             SoakServer.Transport transport = SoakServer.Transport.valueOf(config[0]);
             SoakServer.Pipeline pipeline = SoakServer.Pipeline.valueOf(config[1]);
-            SoakStats stats = runConfig(transport, pipeline, SoakTls.Mode.valueOf(config[2]), phaseMillis, seed++);
+            SoakStats stats = runAndCheck(transport, pipeline, SoakTls.Mode.valueOf(config[2]), phaseMillis, seed++,
+                    null, false);
             results.add(stats);
             logger.info("soak: " + stats.config + " done: " + row(stats));
         }
@@ -174,30 +190,58 @@ public class Http2SoakRun {
         assertTrue(breaches.isEmpty(), "soak breaches: " + breaches + "\n" + report);
     }
 
+    /**
+     * Runs one configuration and then its leak check, which charges it with the leaks reported once everything it
+     * made is unreachable: {@link #runConfig} has returned (its locals are gone) and has cleared the run's static
+     * state of its connections.
+     *
+     * @param rotation the clients' kinds in turn, {@code null} for the soak's own
+     * @param leakProbe a test-only fault: every server connection holds a buffer it never releases
+     */
+    static SoakStats runAndCheck(SoakServer.Transport transport, SoakServer.Pipeline pipeline, SoakTls.Mode tlsMode,
+                                 long phaseMillis, long seed, SoakClient.Kind[] rotation, boolean leakProbe)
+            throws Exception {
+        SoakStats stats = runConfig(transport, pipeline, tlsMode, phaseMillis, seed, rotation, leakProbe);
+        flushLeaks();
+        stats.leaks += takeLeaks();
+        lastChecked = stats;
+        return stats;
+    }
+
     private static SoakStats runConfig(SoakServer.Transport transport, SoakServer.Pipeline pipeline,
-                                       SoakTls.Mode tlsMode, long phaseMillis, long seed) throws Exception {
+                                       SoakTls.Mode tlsMode, long phaseMillis, long seed, SoakClient.Kind[] rotation,
+                                       boolean leakProbe) throws Exception {
         boolean overTls = tlsMode != SoakTls.Mode.NONE;
         SoakStats stats = new SoakStats(transport.label() + " " + pipeline.label()
-                + (overTls ? " " + tlsMode.label() : ""), overTls);
+                + (overTls ? " " + tlsMode.label() : "") + (leakProbe ? " (leak probe)" : ""), overTls);
         long start = System.nanoTime();
-        long leaksBefore = LEAKS.get();
-        SoakServer.CONNECTIONS_BY_PEER_PORT.clear();
-        SoakServer.ACCEPTED_BY_PEER_PORT.clear();
-        SoakServer.TLS_BROKEN_BY_PEER_PORT.clear();
+        // Whatever the collector finds now was made before this configuration: charged to the last one checked.
+        flushLeaks();
+        long late = takeLeaks();
+        if (late != 0) {
+            SoakStats owner = lastChecked == null ? stats : lastChecked;
+            owner.leaks += late;
+            owner.lateLeaks += late;
+            logger.warn("soak: " + late + " leaks reported after the check of " + owner.config + ", charged to it");
+        }
+        leakOwner = stats.config;
         SoakTls tls = overTls ? new SoakTls(tlsMode) : null;
-        SoakServer server = new SoakServer(transport, pipeline, tls, stats);
+        SoakServer server = new SoakServer(transport, pipeline, tls, stats, leakProbe);
         EventLoopGroup clients = new MultiThreadIoEventLoopGroup(2,
                 new DefaultThreadFactory("soak-client", true), NioIoHandler.newFactory());
         DirectMemorySampler sampler = new DirectMemorySampler();
         try {
             InetSocketAddress address = server.start();
             server.startEventLoops();
+            // Its leaks, if the collector finds any now, are this configuration's: counted at its check.
             flushLeaks();
             stats.baselineDirect = directMemory();
             sampler.start();
 
             // Load: CONCURRENT_SESSIONS connections at any time, each of the next kind, until the phase ends.
-            SoakClient.Kind[] rotation = tls == null ? ROTATION : TLS_ROTATION;
+            if (rotation == null) {
+                rotation = tls == null ? ROTATION : TLS_ROTATION;
+            }
             Semaphore permits = new Semaphore(CONCURRENT_SESSIONS);
             Set<SoakClient> live = ConcurrentHashMap.newKeySet();
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(phaseMillis);
@@ -283,15 +327,24 @@ public class Http2SoakRun {
                 // Before the leak check: OpenSSL's contexts are reference counted and tracked.
                 tls.close();
             }
+            // Once the loops and the clients are done: the zero-copy references the loops abandoned (upstream), and
+            // the run's maps of the connections, which would keep them reachable past the leak check.
+            stats.zeroCopyAbandoned = server.endOfConfiguration();
         }
-        flushLeaks();
-        stats.leaks = LEAKS.get() - leaksBefore;
         stats.peakDirect = sampler.peak();
         stats.directBound = stats.baselineDirect + ALLOCATOR_SLACK + stats.peakHeldBytes.get()
                 + (PER_CONNECTION_BOUND + (tls == null ? 0 : TLS_PER_CONNECTION))
                 * (stats.peakServerConnections.get() + stats.peakClientConnections.get());
         stats.durationMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         return stats;
+    }
+
+    /** The leaks reported since the last call. */
+    private static long takeLeaks() {
+        long now = LEAKS.get();
+        long leaks = now - leaksChecked;
+        leaksChecked = now;
+        return leaks;
     }
 
     /** Runs the collector until a fresh weak reference is cleared, then has the leak detectors drain their queues. */
@@ -419,9 +472,10 @@ public class Http2SoakRun {
                 + " | unfinished | corrupt | stalled | leaks"
                 + " | unexpected exc (expected) | client errors | peak direct / bound MiB | held bodies peak MiB"
                 + " | writability ev/MiB | MiB received | loops that skipped their close"
-                + " | clients left open by a closed server | verdict |\n");
+                + " | clients left open by a closed server"
+                + " | zero-copy refs abandoned by terminated loops | verdict |\n");
         sb.append("|---|");
-        for (int i = 0; i < 22; i++) {
+        for (int i = 0; i < 23; i++) {
             sb.append("---:|");
         }
         sb.append("---|\n");
@@ -484,7 +538,7 @@ public class Http2SoakRun {
                 + " | " + s.unfinished.sum()
                 + " | " + s.corrupt.sum()
                 + " | " + s.stalled.sum()
-                + " | " + s.leaks
+                + " | " + s.leaks + (s.lateLeaks == 0 ? "" : " (" + s.lateLeaks + " late)")
                 + " | " + s.unexpectedExceptions.sum() + " (" + s.expectedExceptions.sum() + ")"
                 + " | " + s.clientErrors.sum()
                 + " | " + String.format(Locale.ROOT, "%.1f / %.1f", s.peakDirect / mib, s.directBound / mib)
@@ -493,6 +547,7 @@ public class Http2SoakRun {
                 + " | " + String.format(Locale.ROOT, "%.0f", s.bodyBytesReceived.sum() / mib)
                 + " | " + s.loopsThatSkippedClose
                 + " | " + s.clientsLeftOpenByClosedServer
+                + " | " + (s.zeroCopyAbandoned < 0 ? "not inspected" : String.valueOf(s.zeroCopyAbandoned))
                 + " | " + (breaches.isEmpty() ? "pass" : "FAIL: " + String.join("; ", breaches)) + " |";
     }
 
@@ -535,6 +590,16 @@ public class Http2SoakRun {
         }
     }
 
+    /** Counts a leak a detector reported (it logs it too), with the configuration it is charged to. */
+    private static void recordLeak(String leak) {
+        LEAKS.incrementAndGet();
+        synchronized (LEAK_REPORTS) {
+            if (LEAK_REPORTS.size() < MAX_LEAK_REPORTS) {
+                LEAK_REPORTS.add("(charged to " + leakOwner + ") " + leak);
+            }
+        }
+    }
+
     /** Creates detectors that count every leak they report (and still log it). */
     private static final class RecordingLeakDetectorFactory extends ResourceLeakDetectorFactory {
         @Override
@@ -547,32 +612,12 @@ public class Http2SoakRun {
     private static final class RecordingLeakDetector<T> extends ResourceLeakDetector<T> {
         RecordingLeakDetector(Class<?> resourceType, int samplingInterval) {
             super(resourceType, samplingInterval);
+            setLeakListener(LEAK_LISTENER);
         }
 
         @Override
         protected boolean needReport() {
             return true;
-        }
-
-        @Override
-        protected void reportTracedLeak(String resourceType, String records) {
-            record(resourceType + records);
-            super.reportTracedLeak(resourceType, records);
-        }
-
-        @Override
-        protected void reportUntracedLeak(String resourceType) {
-            record(resourceType + " (untraced)");
-            super.reportUntracedLeak(resourceType);
-        }
-
-        private static void record(String leak) {
-            LEAKS.incrementAndGet();
-            synchronized (LEAK_REPORTS) {
-                if (LEAK_REPORTS.size() < 4) {
-                    LEAK_REPORTS.add(leak);
-                }
-            }
         }
     }
 }

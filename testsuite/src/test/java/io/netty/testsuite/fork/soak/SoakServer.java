@@ -180,15 +180,27 @@ final class SoakServer {
     /** {@code null} for h2c. */
     private final SoakTls tls;
     private final SoakStats stats;
+    /**
+     * A test-only fault ({@code Http2SoakLeakAttributionTest}): every connection holds a buffer that is never released,
+     * reachable from the connection until the configuration ends.
+     */
+    private static final AttributeKey<ByteBuf> LEAK_PROBE = AttributeKey.valueOf(SoakServer.class, "leakProbe");
+
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
+    private final boolean leakProbe;
     private Channel serverChannel;
 
     SoakServer(Transport transport, Pipeline pipeline, SoakTls tls, SoakStats stats) {
+        this(transport, pipeline, tls, stats, false);
+    }
+
+    SoakServer(Transport transport, Pipeline pipeline, SoakTls tls, SoakStats stats, boolean leakProbe) {
         this.transport = transport;
         this.pipeline = pipeline;
         this.tls = tls;
         this.stats = stats;
+        this.leakProbe = leakProbe;
         String name = "soak-" + transport.label() + "-" + pipeline.label()
                 + (tls == null ? "" : "-" + tls.mode.key());
         IoHandlerFactory bossFactory;
@@ -276,6 +288,20 @@ final class SoakServer {
         boss.shutdownGracefully(0, timeout, unit);
         workers.shutdownGracefully(0, timeout, unit);
         return boss.awaitTermination(timeout, unit) & workers.awaitTermination(timeout, unit);
+    }
+
+    /**
+     * Once the event loops have terminated: counts and releases the zero-copy references they abandoned
+     * ({@link AbandonedZeroCopyWrites}; -1: not inspected), then forgets the configuration's connections, so that
+     * nothing the configuration made stays reachable from the run's static state.
+     */
+    long endOfConfiguration() {
+        long abandoned = workers.isTerminated() ? AbandonedZeroCopyWrites.release(ACCEPTED_BY_PEER_PORT.values())
+                : -1;
+        CONNECTIONS_BY_PEER_PORT.clear();
+        ACCEPTED_BY_PEER_PORT.clear();
+        TLS_BROKEN_BY_PEER_PORT.clear();
+        return abandoned;
     }
 
     private static Http2Settings settings() {
@@ -477,6 +503,9 @@ final class SoakServer {
             int peerPort = ((InetSocketAddress) ctx.channel().remoteAddress()).getPort();
             CONNECTIONS_BY_PEER_PORT.put(peerPort, ctx.channel());
             ACCEPTED_BY_PEER_PORT.put(peerPort, ctx.channel());
+            if (leakProbe) {
+                ctx.channel().attr(LEAK_PROBE).set(ctx.alloc().directBuffer(16).writeLong(peerPort));
+            }
             super.channelActive(ctx);
         }
 

@@ -78,7 +78,20 @@ final class SoakStats {
     final AtomicLong peakHeldBytes = new AtomicLong();
 
     // The JVM.
+    /**
+     * Leaks the detector reported at this configuration's leak check, once everything the configuration made was
+     * unreachable (and any it reported before the next configuration's load: {@link #lateLeaks}).
+     */
     long leaks;
+    /** Of {@link #leaks}, those reported after this configuration's check, before the next one's load began. */
+    long lateLeaks;
+    /**
+     * References that io_uring's zero-copy sends kept for the kernel and that the server's event loops, once
+     * terminated, never released: their notification was outstanding when the loop closed its ring (upstream,
+     * docs/soak.md, Findings, 11). The run releases them before its leak check, so that they are counted here and not
+     * as leaks; -1 if the channels could not be inspected (then nothing was released, and they count as leaks).
+     */
+    long zeroCopyAbandoned;
     long baselineDirect;
     long peakDirect;
     long directBound;
