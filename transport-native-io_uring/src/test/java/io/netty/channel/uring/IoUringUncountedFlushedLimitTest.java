@@ -53,7 +53,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -155,11 +154,18 @@ public class IoUringUncountedFlushedLimitTest {
     }
 
     private static Channel server(Sink sink, boolean autoRead) throws InterruptedException {
-        return new ServerBootstrap().group(group).channel(IoUringServerSocketChannel.class)
+        return server(sink, autoRead, 16 * 1024);
+    }
+
+    /** A server whose accepted channels have the receive buffer {@code rcvBuf}, or the kernel's if {@code 0}. */
+    private static Channel server(Sink sink, boolean autoRead, int rcvBuf) throws InterruptedException {
+        ServerBootstrap b = new ServerBootstrap().group(group).channel(IoUringServerSocketChannel.class)
                 .childOption(ChannelOption.AUTO_READ, autoRead)
-                .childOption(ChannelOption.SO_RCVBUF, 16 * 1024)
-                .childHandler(sink)
-                .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+                .childHandler(sink);
+        if (rcvBuf > 0) {
+            b.childOption(ChannelOption.SO_RCVBUF, rcvBuf);
+        }
+        return b.bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
     }
 
     private static Bootstrap client(EventLoopGroup group, ChannelHandler handler) {
@@ -458,18 +464,22 @@ public class IoUringUncountedFlushedLimitTest {
     @Test
     public void writersOnOtherThreadsKeepTheAccountingConsistent() throws Exception {
         int writers = 4;
-        int perWriter = 4 * 1024 * 1024;
+        int perWriter = 2 * 1024 * 1024;
         int maxMessage = 24 * 1024;
         Sink sink = new Sink();
         sink.expected = (long) writers * perWriter;
-        Channel server = server(sink, true);
-        Semaphore writable = new Semaphore(0);
+        // The kernel's receive buffer: a 16 KiB one, set after the handshake, leaves a window below the MSS the
+        // sender took from the SYN, and the sender then waits for its probe timer (200 ms and more) each time.
+        Channel server = server(sink, true, 0);
+        Object writable = new Object();
         AtomicLong maxPending = new AtomicLong();
         Events events = new Events() {
             @Override
             public void channelWritabilityChanged(ChannelHandlerContext ctx) {
                 if (ctx.channel().isWritable()) {
-                    writable.release(writers);
+                    synchronized (writable) {
+                        writable.notifyAll();
+                    }
                 }
                 super.channelWritabilityChanged(ctx);
             }
@@ -485,9 +495,15 @@ public class IoUringUncountedFlushedLimitTest {
                     List<ChannelFuture> writes = new ArrayList<>();
                     int left = perWriter;
                     while (left > 0) {
-                        while (!client.isWritable()) {
-                            // A writable event releases every writer; a missed one fails the test here.
-                            assertTrue(writable.tryAcquire(30, TimeUnit.SECONDS), "no writable event came");
+                        synchronized (writable) {
+                            // The event's notifyAll needs the monitor, so it cannot slip between the check and the
+                            // wait: a writer that waits 30 s missed a writable event.
+                            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                            while (!client.isWritable()) {
+                                long wait = deadline - System.nanoTime();
+                                assertTrue(wait > 0, "no writable event came");
+                                TimeUnit.NANOSECONDS.timedWait(writable, wait);
+                            }
                         }
                         int size = Math.min(left, 1 + ThreadLocalRandom.current().nextInt(maxMessage));
                         writes.add(client.writeAndFlush(data(size, seed)));
