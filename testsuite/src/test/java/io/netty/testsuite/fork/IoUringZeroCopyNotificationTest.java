@@ -25,12 +25,12 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.uring.IoUring;
 import io.netty.channel.uring.IoUringChannelOption;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.testsuite.fork.soak.AbandonedZeroCopyWrites;
-import io.netty.testsuite.fork.soak.ClosingIoEventLoopGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -65,8 +65,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A closed channel still gets its notification, and releases the buffer, as long as its event loop runs: the
  * registration stays until its last completion. A loop that shuts down in that state (4.2.18.Final, fork or not)
  * tears its ring down with the notification outstanding and never releases the buffer:
- * {@link #upstreamLoopShutdownLeavesTheZeroCopyBufferRetained()} pins that (it fails once upstream releases it), and
- * checks the soak's release of such references ({@link AbandonedZeroCopyWrites}).
+ * {@link #upstreamLoopShutdownLeavesTheZeroCopyBufferRetained()} pins that with Netty's classes only (it fails once
+ * upstream releases it); {@link #soakReleasesWhatATerminatedLoopAbandoned()} checks the soak's release of such
+ * references ({@link AbandonedZeroCopyWrites}).
  * Every test here passes on upstream's 4.2.18.Final jars too ({@code -Pupstream}, testsuite/pom.xml).
  */
 public class IoUringZeroCopyNotificationTest {
@@ -92,7 +93,8 @@ public class IoUringZeroCopyNotificationTest {
     @BeforeEach
     public void setUp() throws Exception {
         IoUring.ensureAvailability();
-        group = new ClosingIoEventLoopGroup(1, new DefaultThreadFactory("zero-copy-server", true),
+        // Netty's own group: an idle loop's shutdown closes its channels (prepareToDestroy()) as upstream's does.
+        group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("zero-copy-server", true),
                 IoUringIoHandler.newFactory());
         CompletableFuture<Channel> accepted = new CompletableFuture<>();
         Channel server = new ServerBootstrap().group(group).channel(IoUringServerSocketChannel.class)
@@ -167,19 +169,36 @@ public class IoUringZeroCopyNotificationTest {
      */
     @Test
     public void upstreamLoopShutdownLeavesTheZeroCopyBufferRetained() throws Exception {
-        writeWithNotificationOutstanding(false);
+        shutDownWithNotificationOutstanding();
 
+        assertEquals(1, buffer.refCnt(), "the zero-copy reference of a loop that terminated is never released");
+        assertEquals(1, buffer.deallocated.getCount());
+    }
+
+    /**
+     * The soak's handling of the references above ({@link AbandonedZeroCopyWrites}): counted and released as
+     * {@code unregistered()} would have, once the loop has terminated.
+     */
+    @Test
+    public void soakReleasesWhatATerminatedLoopAbandoned() throws Exception {
+        assertEquals(-1, AbandonedZeroCopyWrites.release(Collections.singletonList(child)), "not while its loop runs");
+        shutDownWithNotificationOutstanding();
+
+        assertEquals(1, AbandonedZeroCopyWrites.release(Collections.singletonList(child)));
+        assertReleased("by the soak's release of what the terminated loop abandoned");
+        assertEquals(0, AbandonedZeroCopyWrites.release(Collections.singletonList(child)), "released once");
+    }
+
+    /**
+     * A zero-copy send whose notification is outstanding, then the loop's shutdown (it closes the channel), then a
+     * peer that reads every byte: the kernel no longer needs the buffer, but the notification has no ring to go to.
+     */
+    private void shutDownWithNotificationOutstanding() throws Exception {
+        writeWithNotificationOutstanding(false);
         assertTrue(group.shutdownGracefully(0, TIMEOUT_SECONDS, TimeUnit.SECONDS)
                 .await(TIMEOUT_SECONDS, TimeUnit.SECONDS), "server loop terminated");
         assertFalse(child.isOpen(), "the loop closed its channel");
-        // The peer gets every byte (the kernel no longer needs the buffer), but the notification has no ring to go to.
         readAll();
-        assertEquals(1, buffer.refCnt(), "the zero-copy reference of a loop that terminated is never released");
-        assertEquals(1, buffer.deallocated.getCount());
-
-        // What the soak does with such references: counts them and releases them as unregistered() would have.
-        assertEquals(1, AbandonedZeroCopyWrites.release(Collections.singletonList(child)));
-        assertReleased("by the soak's release of what the terminated loop abandoned");
     }
 
     /**

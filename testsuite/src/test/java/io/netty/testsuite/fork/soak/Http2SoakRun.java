@@ -24,6 +24,7 @@ import io.netty.channel.uring.IoUring;
 import io.netty.handler.ssl.OpenSsl;
 import io.netty.util.ResourceLeakDetector;
 import io.netty.util.ResourceLeakDetectorFactory;
+import io.netty.util.ResourceLeakTracker;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.Future;
 import io.netty.util.internal.PlatformDependent;
@@ -47,6 +48,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -72,6 +74,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 public class Http2SoakRun {
     private static final InternalLogger logger;
     private static final AtomicLong LEAKS = new AtomicLong();
+    /** The detectors made by this JVM's factory ({@link RecordingLeakDetectorFactory}). */
+    private static final List<ResourceLeakDetector<Object>> DETECTORS = new CopyOnWriteArrayList<>();
     private static final List<String> LEAK_REPORTS = new ArrayList<>();
     private static final int MAX_LEAK_REPORTS = 8;
     private static final ResourceLeakDetector.LeakListener LEAK_LISTENER = (type, records) -> recordLeak(
@@ -218,11 +222,14 @@ public class Http2SoakRun {
         // Whatever the collector finds now was made before this configuration: charged to the last one checked.
         flushLeaks();
         long late = takeLeaks();
-        if (late != 0) {
-            SoakStats owner = lastChecked == null ? stats : lastChecked;
-            owner.leaks += late;
-            owner.lateLeaks += late;
-            logger.warn("soak: " + late + " leaks reported after the check of " + owner.config + ", charged to it");
+        if (late != 0 && lastChecked == null) {
+            // Made before the run's first configuration (an earlier test of the same JVM): no configuration's.
+            logger.warn("soak: " + late + " leaks reported before the first configuration, charged to none");
+        } else if (late != 0) {
+            lastChecked.leaks += late;
+            lastChecked.lateLeaks += late;
+            logger.warn("soak: " + late + " leaks reported after the check of " + lastChecked.config
+                    + ", charged to it");
         }
         leakOwner = stats.config;
         SoakTls tls = overTls ? new SoakTls(tlsMode) : null;
@@ -356,10 +363,18 @@ public class Http2SoakRun {
                 System.gc();
             } while (queue.remove(100) == null);
             assert sentinel.get() == null;
-            // Every tracked allocation first reports what the collector found leaked.
+            // Every tracked allocation first reports what the collector found leaked: buffers, and one object
+            // tracked and closed by each other detector (OpenSSL's contexts and engines report only so).
             for (int i = 0; i < 16; i++) {
                 ByteBufAllocator.DEFAULT.directBuffer(1).release();
                 ByteBufAllocator.DEFAULT.heapBuffer(1).release();
+            }
+            for (ResourceLeakDetector<Object> detector : DETECTORS) {
+                Object probe = new Object();
+                ResourceLeakTracker<Object> tracker = detector.track(probe);
+                if (tracker != null) {
+                    tracker.close(probe);
+                }
             }
         }
     }
@@ -600,12 +615,15 @@ public class Http2SoakRun {
         }
     }
 
-    /** Creates detectors that count every leak they report (and still log it). */
+    /** Creates detectors that count every leak they report (and still log it), and keeps them for the checks. */
     private static final class RecordingLeakDetectorFactory extends ResourceLeakDetectorFactory {
         @Override
+        @SuppressWarnings("unchecked")
         public <T> ResourceLeakDetector<T> newResourceLeakDetector(Class<T> resource, int samplingInterval,
                                                                    long maxActive) {
-            return new RecordingLeakDetector<>(resource, samplingInterval);
+            RecordingLeakDetector<T> detector = new RecordingLeakDetector<>(resource, samplingInterval);
+            DETECTORS.add((ResourceLeakDetector<Object>) (ResourceLeakDetector<?>) detector);
+            return detector;
         }
     }
 

@@ -504,7 +504,9 @@ final class SoakServer {
             CONNECTIONS_BY_PEER_PORT.put(peerPort, ctx.channel());
             ACCEPTED_BY_PEER_PORT.put(peerPort, ctx.channel());
             if (leakProbe) {
-                ctx.channel().attr(LEAK_PROBE).set(ctx.alloc().directBuffer(16).writeLong(peerPort));
+                // A trace of its own (the detector reports each distinct trace once): every probe is reported.
+                ctx.channel().attr(LEAK_PROBE).set(ctx.alloc().directBuffer(16).writeLong(peerPort)
+                        .touch("leak probe of the connection from port " + peerPort));
             }
             super.channelActive(ctx);
         }
