@@ -499,9 +499,9 @@ pr_imports_checked() {
   done
 }
 
-# Builds one PR as upstream would see it, in a copy of this repository: the patched modules from the upstream
-# sources plus only the patch and the patches it declares (Fork-Depends-On), and, of the test and benchmark sources,
-# only the files of those PRs (package-info.java files stay). Compiles the benchmarks and runs the PR's own tests
+# Builds one PR as upstream would see it, in a copy of this repository: the modules it touches and those they depend
+# on, from the upstream sources plus only the patch and the patches it declares (Fork-Depends-On), and, of the test
+# and benchmark sources, only the files of those PRs (package-info.java files stay). Compiles the benchmarks and runs the PR's own tests
 # (its Fork-PR-Files named *Test.java; a test under testsuite/src/main runs on NIO, as the testsuite module runs
 # them); fails naming the PR and the log when a file does not compile or a test fails or does not run.
 pr_build_check() {
@@ -519,8 +519,7 @@ pr_build_check() {
     basename "$f" >>"$work/patches/series"
     mapfile -t -O ${#keep[@]} keep < <(trailer "$f" Fork-PR-File)
   done
-  modules="$PATCHED_MODULES microbench testsuite"
-  for m in $modules; do
+  for m in $PATCHED_MODULES microbench testsuite; do
     [ -d "$work/repo/$m/src" ] || continue
     (cd "$work/repo" && find "$m/src" -type f ! -name package-info.java) | while IFS= read -r f; do
       printf '%s\n' "${keep[@]}" | grep -qxF "$f" || rm "$work/repo/$f"
@@ -531,8 +530,11 @@ pr_build_check() {
       */src/test/*Test.java|testsuite/src/main/*Test.java) t=$(basename "$f" .java); tests+=("$t") ;;
     esac
   done
+  # The modules the patches and the PR files touch, and (-am) those they depend on: the others are upstream's.
+  modules=$( { for d in $deps $n; do sed -n 's|^diff --git a/\([^/]*\)/.*|\1|p' "$(patches | grep "/$d-")"; done
+    printf '%s\n' "${keep[@]%%/*}"; } | LC_ALL=C sort -u | tr '\n' ',')
   if ! (cd "$work/repo" && PATCH_DIR="$work/patches" ./mvnw -B -ntp verify -Djapicmp.skip \
-      -pl "$(echo $modules | tr ' ' ',')" \
+      -pl "${modules%,}" -am \
       $( [ ${#tests[@]} -gt 0 ] && echo "-Dtest=$(IFS=,; echo "${tests[*]}") -Dsurefire.failIfNoSpecifiedTests=false" \
         || echo "-DskipTests") >"$work/build.log" 2>&1); then
     grep -E '\[ERROR\]' "$work/build.log" | head -n 15 >&2
