@@ -793,7 +793,7 @@ public class IoUringUncountedFlushedLimitTest {
                 }
             });
             // A quiet period: a 4.2 loop whose shutdown, with none, is confirmed while it runs tasks terminates
-            // without closing its channels (upstream's behaviour), and the listener would never run.
+            // without closing its channels, and the listener would never run.
             assertTrue(loop.shutdownGracefully(100, 30_000, TimeUnit.MILLISECONDS).await(30, TimeUnit.SECONDS));
             assertEquals(null, thrown.get(30, TimeUnit.SECONDS));
             assertEquals(Arrays.asList(true, false, false, true), seenInListener,
