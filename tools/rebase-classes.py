@@ -297,10 +297,9 @@ def main(tree, old, new, jars, patches):
                 hit = ['%s.%s%s' % (name, shown(m, ma), ' (not in %s)' % new if not code(mb, m)
                                     else ' (its comments only)' if doc else '')
                        for m, doc in sorted(info['methods'].items()) if code(ma, m) and code(ma, m) != code(mb, m)]
-                hit += ['%s.%s (the patch adds it; %s has one)' % (name, m, new)
-                        for m in sorted(info['added']) if code(mb, m) and not code(ma, m)]
-                hit += ['%s.%s (an earlier patch adds it; %s has one)' % (name, m, new)
-                        for m in sorted(info['methods']) if m not in info['added'] and code(mb, m) and not code(ma, m)]
+                hit += ['%s.%s (%s adds it; %s has one)' % (name, m, 'the patch' if m in info['added']
+                                                             else 'an earlier patch', new)
+                        for m in sorted(info['added'] | set(info['methods'])) if code(mb, m) and not code(ma, m)]
                 changed = sorted(m for m in set(ma) | set(mb) if ma.get(m) != mb.get(m))
                 if hit:
                     inside.append('; '.join(hit))
