@@ -9,8 +9,10 @@
 #                                       next unused number: numbers are never reused
 #   tools/series.sh roundtrip           materialise + regenerate into temporary folders; fails unless
 #                                       the result is byte-identical to patches/
-#   tools/series.sh export [--no-build] [OUT]   per patch, a PR-ready file (the patch plus the new files its
-#                                       Fork-PR-File trailers list, one commit, fork-only trailers stripped) that git am
+#   tools/series.sh export [--no-build] [OUT]   per patch, a PR-ready file (the patch plus the files its
+#                                       Fork-PR-File trailers list: new files, or upstream's files of a module the
+#                                       series does not patch, such as microbench, changed; one commit, fork-only
+#                                       trailers stripped) that git am
 #                                       applies onto the upstream sources, or onto them plus the patches its
 #                                       Fork-Depends-On trailers name (a stacked PR) (default OUT: target/export).
 #                                       Checked: each new file belongs to one PR, does not name the fork and imports
@@ -53,8 +55,8 @@
 # The series: patches/series names the patch files in the order they apply (one a line, '#' comments); a patch
 # file that is not listed, or a listed one that is missing, is an error. Each patch's commit message ends with
 # trailers (git interpret-trailers): Upstream-Status (OpenEmbedded's values), Fork-Effect (one line for
-# PATCHES.md), Fork-Doc (its long form under docs/), one Fork-PR-File per new file the upstream PR adds (tests,
-# benchmarks) and, for a patch that builds on earlier ones of the series (a stacked PR), one Fork-Depends-On: NNNN
+# PATCHES.md), Fork-Doc (its long form under docs/), one Fork-PR-File per file the upstream PR adds (tests,
+# benchmarks) or changes in a module the series does not patch (a benchmark of microbench) and, for a patch that builds on earlier ones of the series (a stacked PR), one Fork-Depends-On: NNNN
 # per such patch. Upstream-Status and Fork-* trailers are fork-only: export and pr-text strip them.
 #
 # Versions: a fork version names one series. pom.xml records, next to revision (<base>-h2uring-<n>), the sha256 of
@@ -218,6 +220,22 @@ sources_jar() {
     [ -f "$jar" ] || die "Maven did not copy io.netty:$artifact:$version:jar:sources to $jar"
   fi
   echo "$jar"
+}
+
+# Upstream's copy of Fork-PR-File $1 when it lies in a module the series does not patch (microbench, testsuite) and
+# that module's sources jar (at the version this repository builds it against) has it: written to $2. Fails
+# otherwise (a new file).
+upstream_pr_file() {
+  local f=$1 out=$2 m=${1%%/*} version path jar
+  case "$m" in
+    microbench) version=$(pom_property netty.microbench.version) ;;
+    testsuite) version=$(pom_property netty.testsuite.version) ;;
+    *) return 1 ;;
+  esac
+  path=${f#"$m"/src/main/java/}
+  [ "$path" != "$f" ] || return 1
+  jar=$(sources_jar "$m" "$version") || exit 1
+  unzip -p "$jar" "$path" >"$out" 2>/dev/null
 }
 
 cmd_materialise() {
@@ -551,7 +569,7 @@ pr_build_check() {
 }
 
 cmd_export() {
-  local out build=yes p n files f name deps d dp work
+  local out build=yes p n files f name deps d dp work changed
   [ "${1:-}" != --no-build ] || { build=; shift; }
   out=${1:-$TOP/target/export}
   tree=$(mktemp -d)
@@ -578,10 +596,25 @@ cmd_export() {
         git "${GIT_ID[@]}" am -q --keep-cr "$dp" \
           || die "patch $(basename "$dp") does not apply onto the upstream sources"
       done
+      # A PR file that changes upstream's file of an unpatched module (a benchmark of microbench): upstream's copy
+      # goes into the base, so that the PR changes it.
+      changed=
+      for f in $files; do
+        if upstream_pr_file "$f" "$tree/upstream-file"; then
+          mkdir -p "$(dirname "$f")"
+          cp "$tree/upstream-file" "$f"
+          git add "$f"
+          git "${GIT_ID[@]}" commit -q -m "upstream's $f"
+          changed="$changed $f"
+        fi
+      done
       git checkout -q -B "export-$n" "base-$n"
       git "${GIT_ID[@]}" am -q --keep-cr "$p" || die "patch $name does not apply onto the upstream sources${deps:+ + $deps}"
       for f in $files; do
-        [ ! -e "$f" ] || die "$f, listed for $name, exists upstream: a PR can not add it"
+        case " $changed " in
+          *" $f "*) ;;
+          *) [ ! -e "$f" ] || die "$f, listed for $name, exists upstream: a PR can not add it" ;;
+        esac
         mkdir -p "$(dirname "$f")"
         cp "$TOP/$f" "$f"
         git add "$f"

@@ -277,8 +277,8 @@ public class ChannelOutboundBufferUncountedFlushedTest {
             first.addListener(listener);
             second.addListener(listener);
             assertTrue(ch.complete());
-            // The listener saw the written message still pending and still uncounted, as a listener on NIO sees a
-            // buffer the write drained: 4 MP flushed, of which the limit (HIGH) stops counting.
+            // The listener saw the written message still pending (as on NIO) and still uncounted (on NIO it counts
+            // until its listeners ran): 4 MP flushed, of which the limit (HIGH) stops counting.
             assertEquals(Arrays.asList(5 * MP, 2L * HIGH - 5 * MP + 1), seen);
             assertState(ch, true, 4 * MP, 3 * MP, HIGH);
             seen.clear();

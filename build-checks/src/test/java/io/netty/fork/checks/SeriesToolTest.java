@@ -32,6 +32,7 @@ import java.util.Map;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import java.util.zip.ZipFile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -50,8 +51,9 @@ class SeriesToolTest {
     }
 
     /**
-     * One PR file per patch, with the new files its Fork-PR-File trailers list, without the fork-only trailers, each
-     * applying onto upstream alone.
+     * One PR file per patch, with the files its Fork-PR-File trailers list, without the fork-only trailers, each
+     * applying onto upstream alone. A file that upstream has in a module the series does not patch (a benchmark of
+     * microbench) is changed, any other added.
      */
     @Test
     void exportWritesOneCheckedPrFilePerPatch(@TempDir Path tmp) throws Exception {
@@ -67,11 +69,43 @@ class SeriesToolTest {
             List<String> files = Fork.trailers(patch, "Fork-PR-File");
             assertThat(files).as("Fork-PR-File trailers of %s", patch.getFileName()).isNotEmpty();
             for (String file : files) {
-                assertThat(text).contains("diff --git a/" + file + " b/" + file);
+                String diff = "diff --git a/" + file + " b/" + file + '\n';
+                assertThat(text).contains(diff);
+                boolean added = text.startsWith("new file mode", text.indexOf(diff) + diff.length());
+                assertThat(added).as("%s added (not changed) by %s", file, patch.getFileName())
+                        .isEqualTo(!inUpstreamSourcesOfAnUnpatchedModule(file));
             }
             String message = text.substring(0, text.indexOf("\n---\n"));
             assertThat(message).contains("Motivation:").doesNotContain("Upstream-Status:").doesNotContain("\nFork-");
         }
+    }
+
+    /**
+     * Whether {@code file} lies in a module the series does not patch and the sources jar of that module that export
+     * copied to target/upstream-sources has it.
+     */
+    private static boolean inUpstreamSourcesOfAnUnpatchedModule(String file) throws IOException {
+        String module = file.substring(0, file.indexOf('/'));
+        String prefix = module + "/src/main/java/";
+        Path dir = Fork.ROOT.resolve("target/upstream-sources");
+        if (Fork.PATCHED_MODULES.contains(module) || !file.startsWith(prefix)) {
+            return false;
+        }
+        List<Path> jars;
+        try (Stream<Path> list = Files.list(dir)) {
+            jars = list.filter(j -> j.getFileName().toString().startsWith("netty-" + module + '-'))
+                    .collect(Collectors.toList());
+        }
+        // export looks for every such file in the module's sources jar.
+        assertThat(jars).as("sources jar of %s in %s", module, dir).isNotEmpty();
+        for (Path jar : jars) {
+            try (ZipFile zip = new ZipFile(jar.toFile())) {
+                if (zip.getEntry(file.substring(prefix.length())) != null) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** A new file goes to one PR: listed by two patches, export stops and names the file and both patches. */

@@ -185,6 +185,35 @@ public class WholeChunkStreamByteDistributorTest {
     }
 
     /**
+     * A turn is the share of the budget, in whole chunks: with the flow controller's budget at Netty's default high
+     * water mark (64 KiB), 32 KiB with 2 streams and one chunk with 3; with a 1 MiB high water mark (and connection
+     * window), 512 KiB with 2 streams and 256 KiB with 4. Between two turns of a stream, the others are given theirs.
+     */
+    @ParameterizedTest(name = "{0} streams, budget {1}")
+    @CsvSource({
+            "2, 65536, 32768",
+            "3, 65536, 16384",
+            "2, 1048576, 524288",
+            "4, 1048576, 262144"
+    })
+    public void turnIsTheShareOfTheBudgetInWholeChunks(int streams, int budget, int turn) throws Http2Exception {
+        Recorder r = new Recorder(streams, 64 * 1024 * 1024);
+        for (int i = 0; i < 2 * streams; i++) {
+            assertTrue(r.distribute(budget));
+        }
+        assertEquals(2 * streams * budget / turn, r.writes.size(), r.writes.toString());
+        for (int i = 0; i < r.writes.size(); i++) {
+            String write = r.writes.get(i);
+            assertEquals(turn, Integer.parseInt(write.substring(write.indexOf(':') + 1)), r.writes.toString());
+            // Once every stream is in the round-robin: each of the others between two turns of a stream.
+            if (i >= r.writes.size() / 2) {
+                assertEquals(streams, new HashSet<String>(r.writes.subList(i - streams + 1, i + 1)).size(),
+                        r.writes.toString());
+            }
+        }
+    }
+
+    /**
      * The turns of a round of the round-robin all add the same credit, the share of the budget that started the round
      * (two chunks of 5 chunks for 2 streams), also when later budgets of the round are smaller: otherwise the streams
      * whose turns start with small budgets (a budget's few bytes left over) would get less, turn after turn.
