@@ -96,7 +96,9 @@ import java.util.concurrent.locks.LockSupport;
  * With the {@code MULTIPLEX} pipeline (0 otherwise): {@code streamWritabilityEvents} the writability events of the
  * server's stream channels (both ways), {@code connectionWritableEvents} the connections' writability events that
  * reached {@code Http2MultiplexHandler} with the connection writable, and {@code writableEventStreamVisits} the
- * active streams at each of those, added up (what {@code Http2MultiplexHandler} visits on them).
+ * active streams at each of those, added up (what {@code Http2MultiplexHandler} visits on them), and
+ * {@code writableEventNanos} the time {@code Http2MultiplexHandler} took on those events (its visits and the writes
+ * of the stream channels it woke; a share of {@code serverCpuNanos}).
  * The benchmark compiles and runs against upstream's artifacts too, and ends after its iterations whether or not
  * the small responses complete.
  */
@@ -184,6 +186,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     private long lastStreamWritabilityEvents;
     private long lastConnectionWritableEvents;
     private long lastWritableEventStreamVisits;
+    private long lastWritableEventNanos;
     // Latencies of the small requests, from the clients' event loop to the benchmark thread.
     private final Queue<Long> smallLatencies = new ConcurrentLinkedQueue<Long>();
     // The current iteration's latencies (benchmark thread only).
@@ -213,6 +216,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         public long streamWritabilityEvents;
         public long connectionWritableEvents;
         public long writableEventStreamVisits;
+        public long writableEventNanos;
         long ticks;
 
         @Setup(Level.Iteration)
@@ -228,6 +232,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
             streamWritabilityEvents = 0;
             connectionWritableEvents = 0;
             writableEventStreamVisits = 0;
+            writableEventNanos = 0;
             ticks = 0;
         }
     }
@@ -506,6 +511,9 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         long visits = server.activeStreamsAtWritableEvents();
         costs.writableEventStreamVisits += visits - lastWritableEventStreamVisits;
         lastWritableEventStreamVisits = visits;
+        long writableNanos = server.writableEventNanos();
+        costs.writableEventNanos += writableNanos - lastWritableEventNanos;
+        lastWritableEventNanos = writableNanos;
         Long latency;
         while ((latency = smallLatencies.poll()) != null) {
             if (iterationLatencyCount == iterationLatencies.length) {
