@@ -93,12 +93,13 @@ import java.util.concurrent.locks.LockSupport;
  * the iteration in which that time ran out (if its response completes later, its latency counts then);
  * {@code smallLatencyP50Us} and {@code smallLatencyP99Us} are, per operation, the median and the 99th percentile of
  * the small requests' latencies (send to end of stream) in the iteration, in microseconds (0 when none completed).
- * With the {@code MULTIPLEX} pipeline (0 otherwise): {@code streamWritabilityEvents} the writability events of the
- * server's stream channels (both ways), {@code connectionWritableEvents} the connections' writability events that
- * reached {@code Http2MultiplexHandler} with the connection writable, and {@code writableEventStreamVisits} the
- * active streams at each of those, added up (what {@code Http2MultiplexHandler} visits on them), and
- * {@code writableEventNanos} the time {@code Http2MultiplexHandler} took on those events (its visits and the writes
- * of the stream channels it woke; a share of {@code serverCpuNanos}).
+ * {@code connectionUnwritableEvents}: how often a connection became unwritable. With the {@code MULTIPLEX} pipeline
+ * (0 otherwise): {@code streamWritabilityEvents} the writability events of the server's stream channels (both ways),
+ * {@code connectionWritableEvents} the connections' writability events that reached {@code Http2MultiplexHandler}
+ * with the connection writable, {@code writableEventStreamVisits} the active streams at each of those, added up
+ * (what {@code Http2MultiplexHandler} visits on them), and {@code writableEventNanos} the time
+ * {@code Http2MultiplexHandler} took on those events (its visits and the writes of the stream channels it woke; a
+ * share of {@code serverCpuNanos}).
  * The benchmark compiles and runs against upstream's artifacts too, and ends after its iterations whether or not
  * the small responses complete.
  */
@@ -184,6 +185,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     private long lastSmallSkipped;
     private long lastSmallIncomplete;
     private long lastStreamWritabilityEvents;
+    private long lastConnectionUnwritableEvents;
     private long lastConnectionWritableEvents;
     private long lastWritableEventStreamVisits;
     private long lastWritableEventNanos;
@@ -214,6 +216,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         public double smallLatencyP50Us;
         public double smallLatencyP99Us;
         public long streamWritabilityEvents;
+        public long connectionUnwritableEvents;
         public long connectionWritableEvents;
         public long writableEventStreamVisits;
         public long writableEventNanos;
@@ -230,6 +233,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
             smallLatencyP50Us = 0;
             smallLatencyP99Us = 0;
             streamWritabilityEvents = 0;
+            connectionUnwritableEvents = 0;
             connectionWritableEvents = 0;
             writableEventStreamVisits = 0;
             writableEventNanos = 0;
@@ -505,6 +509,9 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         long streamEvents = server.streamWritabilityEvents();
         costs.streamWritabilityEvents += streamEvents - lastStreamWritabilityEvents;
         lastStreamWritabilityEvents = streamEvents;
+        long unwritableEvents = server.unwritableEvents();
+        costs.connectionUnwritableEvents += unwritableEvents - lastConnectionUnwritableEvents;
+        lastConnectionUnwritableEvents = unwritableEvents;
         long writableEvents = server.connectionWritableEvents();
         costs.connectionWritableEvents += writableEvents - lastConnectionWritableEvents;
         lastConnectionWritableEvents = writableEvents;
