@@ -23,7 +23,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
-import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.stream.ChunkedStream;
 import io.netty.handler.stream.ChunkedWriteHandler;
@@ -375,44 +374,6 @@ public class Http2StreamChannelWritabilityTest {
         assertTrue(paced.bytesBeforeUnwritable() > 0);
         assertEquals(1, changes.toUnwritable);
         assertEquals(1, changes.toWritable);
-    }
-
-    /**
-     * Water marks raised while a stream channel is unwritable make it writable at once if its pending bytes are below
-     * the new low water mark, with no write completing and no writability change of the parent channel.
-     */
-    @Test
-    void raisedWaterMarksMakeAnUnwritableStreamChannelWritable() throws Exception {
-        final WritabilityChanges changes = new WritabilityChanges();
-        final Http2StreamChannel[] pacedChannel = new Http2StreamChannel[1];
-        parent = newParent(Writes.COMPLETION, Distributor.WEIGHTED_FAIR_QUEUE,
-                new ChannelInitializer<Http2StreamChannel>() {
-            @Override
-            protected void initChannel(Http2StreamChannel ch) {
-                if (ch.stream().id() == PACED_STREAM) {
-                    pacedChannel[0] = ch;
-                    ch.pipeline().addLast(changes);
-                }
-            }
-        });
-        openStreams(parent);
-        Http2StreamChannel paced = pacedChannel[0];
-
-        // 80 KiB, none of it written: above the stream channel's high water mark (64 KiB).
-        paced.write(new DefaultHttp2HeadersFrame(new DefaultHttp2Headers().status("200")));
-        paced.write(new DefaultHttp2DataFrame(Unpooled.wrappedBuffer(CONTENT, 0, 40 * 1024)));
-        paced.writeAndFlush(new DefaultHttp2DataFrame(Unpooled.wrappedBuffer(CONTENT, 0, 40 * 1024)));
-        assertFalse(paced.isWritable());
-        assertFalse(parent.isWritable());
-        assertEquals(1, changes.toUnwritable);
-
-        // Still above the new low water mark: unwritable.
-        paced.config().setWriteBufferLowWaterMark(48 * 1024);
-        assertFalse(paced.isWritable());
-        paced.config().setWriteBufferWaterMark(new WriteBufferWaterMark(96 * 1024, 128 * 1024));
-        assertTrue(paced.isWritable());
-        assertEquals(1, changes.toWritable);
-        assertFalse(parent.isWritable());
     }
 
     /** A server: {@link Http2FrameCodec} with the given distributor and {@link Http2MultiplexHandler}. */
