@@ -68,14 +68,16 @@ import java.util.concurrent.locks.LockSupport;
  * channel with a download and unary calls: a server on one event-loop thread of {@code transport} (see
  * {@link Http2ResponseServer}); an h2c client (epoll, for its precise timers) holds {@code connections}
  * connections, keeps {@code bulkStreams} bulk requests of {@value #BULK_SIZE} bytes open on each (a new one when
- * one ends) and sends one request for {@code smallSize} bytes (1 KiB by default) on each every
- * {@code smallIntervalMillis} ms (10 by default, a multiple of 10), open loop. The client reads each connection at
+ * one ends; the server allows twice as many concurrent streams when Netty's default, 100, is too few) and sends one
+ * request for {@code smallSize} bytes (1 KiB by default) on each every {@code smallIntervalMillis} ms (10 by
+ * default, a multiple of 10), open loop, while it has fewer than 100 streams open (so none with 99 bulk streams or
+ * more). The client reads each connection at
  * {@code readMiBps} MiB/s (it turns reads on and off itself: traffic shaping pauses in steps of at least 10 ms, too
  * coarse for the latencies measured), so the server really has data pending, as with a slower link; with
  * {@code readMiBps} 0 it reads as fast as it can (the channels read on their own). {@code socketBuffers}:
  * {@code BOUNDED} sets the server's {@code SO_SNDBUF} and the client's {@code SO_RCVBUF} to 64 KiB so that the
  * kernel's queue does not hide the order in which the server sends; {@code AUTOTUNED} leaves both to the kernel.
- * {@code smallResponse}: {@code WRITTEN_AT_ONCE} (the default) writes each small response as the bulk ones, its
+ * {@code smallResponse} and {@code bulkResponse}: {@code WRITTEN_AT_ONCE} (the default) writes each response as its
  * headers and one {@code DATA} frame; {@code PACED} (with the {@code MULTIPLEX} pipeline only) writes it as a handler
  * paced by its stream channel's writability does: a {@code ChunkedWriteHandler} writes
  * {@value Http2ResponseServer#PACED_CHUNK}-byte {@code DATA} frames while the stream channel is writable and resumes
@@ -91,6 +93,13 @@ import java.util.concurrent.locks.LockSupport;
  * the iteration in which that time ran out (if its response completes later, its latency counts then);
  * {@code smallLatencyP50Us} and {@code smallLatencyP99Us} are, per operation, the median and the 99th percentile of
  * the small requests' latencies (send to end of stream) in the iteration, in microseconds (0 when none completed).
+ * {@code connectionUnwritableEvents}: how often a connection became unwritable. With the {@code MULTIPLEX} pipeline
+ * (0 otherwise): {@code streamWritabilityEvents} the writability events of the server's stream channels (both ways),
+ * {@code connectionWritableEvents} the connections' writability events that reached {@code Http2MultiplexHandler}
+ * with the connection writable, {@code writableEventStreamVisits} the active streams at each of those, added up
+ * (what {@code Http2MultiplexHandler} visits on them), and {@code writableEventNanos} the time
+ * {@code Http2MultiplexHandler} took on those events (its visits and the writes of the stream channels it woke; a
+ * share of {@code serverCpuNanos}).
  * The benchmark compiles and runs against upstream's artifacts too, and ends after its iterations whether or not
  * the small responses complete.
  */
@@ -101,7 +110,6 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     private static final int TICK_MILLIS = 10;
     private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS);
     private static final int BULK_SIZE = 4 * 1024 * 1024;
-    private static final String BULK_PATH = Http2ResponseServer.BYTES_PATH + BULK_SIZE;
     private static final long SMALL_DEADLINE_MILLIS = 1000;
     private static final long SMALL_DEADLINE_NANOS = TimeUnit.MILLISECONDS.toNanos(SMALL_DEADLINE_MILLIS);
     private static final int CLIENT_WINDOW = 1 << 24;
@@ -117,9 +125,9 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         AUTOTUNED
     }
 
-    /** How the server writes the small responses. */
-    public enum SmallResponse {
-        /** Headers and one {@code DATA} frame of the whole body, as the bulk responses. */
+    /** How the server writes a response. */
+    public enum ResponseWrites {
+        /** Headers and one {@code DATA} frame of the whole body. */
         WRITTEN_AT_ONCE,
         /** A {@code ChunkedWriteHandler} on the stream channel, writing while the stream channel is writable. */
         PACED
@@ -153,7 +161,10 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     public int smallIntervalMillis;
 
     @Param("WRITTEN_AT_ONCE")
-    public SmallResponse smallResponse;
+    public ResponseWrites smallResponse;
+
+    @Param("WRITTEN_AT_ONCE")
+    public ResponseWrites bulkResponse;
 
     /** The server connections' write buffer high water mark (0: Netty's default, 64 KiB; the low one is half). */
     @Param("0")
@@ -166,12 +177,18 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     private long tickCount;
     private int ticksPerSmall;
     private String smallPath;
+    private String bulkPath;
     private long lastCpuNanos;
     private long lastBytes;
     private long lastDataFrames;
     private long lastSmallResponses;
     private long lastSmallSkipped;
     private long lastSmallIncomplete;
+    private long lastStreamWritabilityEvents;
+    private long lastConnectionUnwritableEvents;
+    private long lastConnectionWritableEvents;
+    private long lastWritableEventStreamVisits;
+    private long lastWritableEventNanos;
     // Latencies of the small requests, from the clients' event loop to the benchmark thread.
     private final Queue<Long> smallLatencies = new ConcurrentLinkedQueue<Long>();
     // The current iteration's latencies (benchmark thread only).
@@ -198,6 +215,11 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         public long smallIncomplete;
         public double smallLatencyP50Us;
         public double smallLatencyP99Us;
+        public long streamWritabilityEvents;
+        public long connectionUnwritableEvents;
+        public long connectionWritableEvents;
+        public long writableEventStreamVisits;
+        public long writableEventNanos;
         long ticks;
 
         @Setup(Level.Iteration)
@@ -210,6 +232,11 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
             smallIncomplete = 0;
             smallLatencyP50Us = 0;
             smallLatencyP99Us = 0;
+            streamWritabilityEvents = 0;
+            connectionUnwritableEvents = 0;
+            connectionWritableEvents = 0;
+            writableEventStreamVisits = 0;
+            writableEventNanos = 0;
             ticks = 0;
         }
     }
@@ -286,7 +313,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
             connection.local().flowController().incrementWindowSize(connection.connectionStream(),
                     CLIENT_WINDOW - Http2CodecUtil.DEFAULT_WINDOW_SIZE);
             for (int i = 0; i < bulkStreams; i++) {
-                request(BULK_PATH);
+                request(bulkPath);
             }
             ctx.flush();
         }
@@ -306,7 +333,8 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         void sendSmall() {
             // A bulk stream that ends opens the next one before it is closed: one more stream at times.
             if (bulkStreams + 1 + small.size() >= MAX_CONCURRENT_STREAMS) {
-                // Only while the JIT warms up, when the server is far behind: stay within the stream limit.
+                // While the JIT warms up, when the server is far behind, and always with 99 bulk streams or more:
+                // stay within Netty's default stream limit.
                 smallSkipped++;
                 return;
             }
@@ -344,7 +372,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
                     smallLatencies.add(System.nanoTime() - sent);
                     smallResponses++;
                 } else if (running) {
-                    request(BULK_PATH);
+                    request(bulkPath);
                     // The flush happens when the read completes.
                 }
             }
@@ -371,23 +399,28 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
             throw new IllegalArgumentException("smallIntervalMillis: " + smallIntervalMillis
                     + " (expected: a positive multiple of " + TICK_MILLIS + ')');
         }
-        if (smallResponse == SmallResponse.PACED && pipeline != Pipeline.MULTIPLEX) {
-            throw new IllegalArgumentException("smallResponse " + smallResponse + " needs pipeline "
-                    + Pipeline.MULTIPLEX + " (stream channels), not " + pipeline);
+        if ((smallResponse == ResponseWrites.PACED || bulkResponse == ResponseWrites.PACED)
+                && pipeline != Pipeline.MULTIPLEX) {
+            throw new IllegalArgumentException("smallResponse " + smallResponse + ", bulkResponse " + bulkResponse
+                    + ": " + ResponseWrites.PACED + " needs pipeline " + Pipeline.MULTIPLEX
+                    + " (stream channels), not " + pipeline);
         }
         if (readMiBps < 0) {
             throw new IllegalArgumentException("readMiBps: " + readMiBps + " (expected: >= 0)");
         }
         ticksPerSmall = smallIntervalMillis / TICK_MILLIS;
-        smallPath = (smallResponse == SmallResponse.PACED ? Http2ResponseServer.PACED_PATH
-                : Http2ResponseServer.BYTES_PATH) + smallSize;
+        smallPath = path(smallResponse, smallSize);
+        bulkPath = path(bulkResponse, BULK_SIZE);
         boolean bounded = socketBuffers == SocketBuffers.BOUNDED;
         if (writeBufferHighWaterMark < 0) {
             throw new IllegalArgumentException("writeBufferHighWaterMark: " + writeBufferHighWaterMark
                     + " (expected: >= 0)");
         }
+        // A bulk stream that ends opens the next one before it is closed: room for twice as many.
         server = Http2ResponseServer.start(transport, distributor, pipeline, smallSize,
-                new InetSocketAddress("127.0.0.1", 0), bounded ? BOUNDED_SOCKET_BUFFER : 0, writeBufferHighWaterMark);
+                new InetSocketAddress("127.0.0.1", 0), bounded ? BOUNDED_SOCKET_BUFFER : 0,
+                writeBufferHighWaterMark,
+                Http2ResponseServer.Tls.NONE, Math.max(MAX_CONCURRENT_STREAMS, 2 * bulkStreams));
         clientGroup = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         running = true;
         final boolean paceReads = readMiBps > 0;
@@ -415,6 +448,11 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         }
         lastCpuNanos = server.cpuNanos();
         nextTick = System.nanoTime();
+    }
+
+    private static String path(ResponseWrites writes, int size) {
+        return (writes == ResponseWrites.PACED ? Http2ResponseServer.PACED_PATH : Http2ResponseServer.BYTES_PATH)
+                + size;
     }
 
     @TearDown(Level.Trial)
@@ -468,6 +506,21 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         long incomplete = smallIncomplete;
         costs.smallIncomplete += incomplete - lastSmallIncomplete;
         lastSmallIncomplete = incomplete;
+        long streamEvents = server.streamWritabilityEvents();
+        costs.streamWritabilityEvents += streamEvents - lastStreamWritabilityEvents;
+        lastStreamWritabilityEvents = streamEvents;
+        long unwritableEvents = server.unwritableEvents();
+        costs.connectionUnwritableEvents += unwritableEvents - lastConnectionUnwritableEvents;
+        lastConnectionUnwritableEvents = unwritableEvents;
+        long writableEvents = server.connectionWritableEvents();
+        costs.connectionWritableEvents += writableEvents - lastConnectionWritableEvents;
+        lastConnectionWritableEvents = writableEvents;
+        long visits = server.activeStreamsAtWritableEvents();
+        costs.writableEventStreamVisits += visits - lastWritableEventStreamVisits;
+        lastWritableEventStreamVisits = visits;
+        long writableNanos = server.writableEventNanos();
+        costs.writableEventNanos += writableNanos - lastWritableEventNanos;
+        lastWritableEventNanos = writableNanos;
         Long latency;
         while ((latency = smallLatencies.poll()) != null) {
             if (iterationLatencyCount == iterationLatencies.length) {
@@ -487,14 +540,14 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
 
     /**
      * {@code -Dh2bench.<param>=v1,v2} narrows a parameter (transport, distributor, bulkStreams, socketBuffers,
-     * pipeline, readMiBps, connections, smallSize, smallIntervalMillis, smallResponse) when the benchmark runs through
-     * {@link #run()}.
+     * pipeline, readMiBps, connections, smallSize, smallIntervalMillis, smallResponse, bulkResponse) when the
+     * benchmark runs through {@link #run()}.
      */
     @Override
     protected ChainedOptionsBuilder newOptionsBuilder() throws Exception {
         ChainedOptionsBuilder builder = super.newOptionsBuilder();
         for (String param : new String[] { "transport", "distributor", "bulkStreams", "socketBuffers", "pipeline",
-                "readMiBps", "connections", "smallSize", "smallIntervalMillis", "smallResponse",
+                "readMiBps", "connections", "smallSize", "smallIntervalMillis", "smallResponse", "bulkResponse",
                 "writeBufferHighWaterMark" }) {
             String values = System.getProperty("h2bench." + param);
             if (values != null) {

@@ -56,11 +56,13 @@ import io.netty.handler.codec.http2.DefaultHttp2RemoteFlowController;
 import io.netty.handler.codec.http2.Http2Connection;
 import io.netty.handler.codec.http2.Http2DataChunkedInput;
 import io.netty.handler.codec.http2.Http2Flags;
+import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
 import io.netty.handler.codec.http2.Http2SecurityUtil;
+import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.codec.http2.HttpConversionUtil;
 import io.netty.handler.codec.http2.HttpToHttp2ConnectionHandlerBuilder;
@@ -109,7 +111,9 @@ import java.util.concurrent.TimeUnit;
  * (with {@code Http2MultiplexHandler} only) answers with {@code N} bytes written as a handler paced by its stream
  * channel's writability writes them: a {@link ChunkedWriteHandler} added to the stream channel's pipeline writes an
  * {@link Http2DataChunkedInput} of {@value #PACED_CHUNK}-byte {@code DATA} frames while the stream channel is
- * writable and resumes on its {@code channelWritabilityChanged}.
+ * writable and resumes on its {@code channelWritabilityChanged}. With {@code Http2MultiplexHandler} it also counts
+ * the writability events of the stream channels, and the connection's writability events that reach
+ * {@code Http2MultiplexHandler} with the connection writable, with the streams active at each.
  * <p>
  * With a {@link Tls} other than {@link Tls#NONE}, the connections carry HTTP/2 over TLS with ALPN h2 (the JDK's
  * {@code SSLEngine} or OpenSSL's, with a self-signed certificate for {@value #HOST} made at start): the
@@ -302,6 +306,8 @@ public final class Http2ResponseServer implements AutoCloseable {
     private final EventLoopGroup group;
     private final Channel channel;
     private final Tls tls;
+    // SETTINGS_MAX_CONCURRENT_STREAMS of the connections; 0: Netty's default.
+    private final int maxConcurrentStreams;
     // With TLS only: the self-signed certificate and the server's context.
     private final X509Bundle certificate;
     private final SslContext sslContext;
@@ -327,11 +333,16 @@ public final class Http2ResponseServer implements AutoCloseable {
     private volatile long tlsBytes;
     private volatile long tlsRecordErrors;
     private volatile long unwritableEvents;
+    private volatile long streamWritabilityEvents;
+    private volatile long connectionWritableEvents;
+    private volatile long activeStreamsAtWritableEvents;
+    private volatile long writableEventNanos;
 
     private Http2ResponseServer(Transport transport, final Distributor distributor, final Pipeline pipeline,
                                 int bodySize, SocketAddress address, int sendBufferSize,
-                                int writeBufferHighWaterMark, Tls tls) throws Exception {
+                                int writeBufferHighWaterMark, Tls tls, int maxConcurrentStreams) throws Exception {
         this.tls = tls;
+        this.maxConcurrentStreams = maxConcurrentStreams;
         if (tls == Tls.NONE) {
             certificate = null;
             sslContext = null;
@@ -416,12 +427,29 @@ public final class Http2ResponseServer implements AutoCloseable {
     public static Http2ResponseServer start(Transport transport, Distributor distributor, Pipeline pipeline,
                                             int bodySize, SocketAddress address, int sendBufferSize,
                                             int writeBufferHighWaterMark, Tls tls) throws Exception {
+        return start(transport, distributor, pipeline, bodySize, address, sendBufferSize, writeBufferHighWaterMark,
+                tls, 0);
+    }
+
+    /**
+     * {@link #start(Transport, Distributor, Pipeline, int, SocketAddress, int, int, Tls)} whose connections allow
+     * {@code maxConcurrentStreams} concurrent streams ({@code SETTINGS_MAX_CONCURRENT_STREAMS}; 0: Netty's default,
+     * 100).
+     */
+    public static Http2ResponseServer start(Transport transport, Distributor distributor, Pipeline pipeline,
+                                            int bodySize, SocketAddress address, int sendBufferSize,
+                                            int writeBufferHighWaterMark, Tls tls, int maxConcurrentStreams)
+            throws Exception {
         if (writeBufferHighWaterMark < 0) {
             throw new IllegalArgumentException("writeBufferHighWaterMark: " + writeBufferHighWaterMark
                     + " (expected: >= 0)");
         }
+        if (maxConcurrentStreams < 0) {
+            throw new IllegalArgumentException("maxConcurrentStreams: " + maxConcurrentStreams
+                    + " (expected: >= 0)");
+        }
         return new Http2ResponseServer(transport, distributor, pipeline, bodySize, address, sendBufferSize,
-                writeBufferHighWaterMark, tls);
+                writeBufferHighWaterMark, tls, maxConcurrentStreams);
     }
 
     /**
@@ -491,6 +519,33 @@ public final class Http2ResponseServer implements AutoCloseable {
         return tlsRecordErrors;
     }
 
+    /** Writability events of the stream channels ({@code Http2MultiplexHandler} only), both ways. */
+    public long streamWritabilityEvents() {
+        return streamWritabilityEvents;
+    }
+
+    /**
+     * The connections' writability events that reached {@code Http2MultiplexHandler} with the connection writable
+     * ({@code Http2MultiplexHandler} only): each makes it visit the connection's active streams.
+     */
+    public long connectionWritableEvents() {
+        return connectionWritableEvents;
+    }
+
+    /** The active streams of the connection at each of {@link #connectionWritableEvents()}, added up. */
+    public long activeStreamsAtWritableEvents() {
+        return activeStreamsAtWritableEvents;
+    }
+
+    /**
+     * Wall-clock time, in nanoseconds, that {@code Http2MultiplexHandler} and what it wakes took on each of
+     * {@link #connectionWritableEvents()}, added up: its visit of the active streams, and the writes of the stream
+     * channels it made writable.
+     */
+    public long writableEventNanos() {
+        return writableEventNanos;
+    }
+
     /** CPU time of the server's event-loop thread, in nanoseconds. */
     public long cpuNanos() {
         return threads.getThreadCpuTime(eventLoopThread.getId());
@@ -520,7 +575,11 @@ public final class Http2ResponseServer implements AutoCloseable {
         return "responses=" + responses + " byteBufs=" + byteBufs + " bytes=" + bytes + " dataFrames=" + dataFrames
                 + " cpuNanos=" + cpuNanos() + " userNanos=" + userNanos() + " unwritable=" + unwritableEvents
                 + " tlsRecords=" + tlsRecords + " tlsSmallRecords=" + tlsSmallRecords + " tlsByteBufs=" + tlsByteBufs
-                + " tlsBytes=" + tlsBytes + " tlsRecordErrors=" + tlsRecordErrors + '\n';
+                + " tlsBytes=" + tlsBytes + " tlsRecordErrors=" + tlsRecordErrors
+                + " streamWritabilityEvents=" + streamWritabilityEvents
+                + " connectionWritableEvents=" + connectionWritableEvents
+                + " activeStreamsAtWritableEvents=" + activeStreamsAtWritableEvents
+                + " writableEventNanos=" + writableEventNanos + '\n';
     }
 
     private static Http2Connection newConnection(Distributor distributor) {
@@ -543,6 +602,7 @@ public final class Http2ResponseServer implements AutoCloseable {
     private void initHttpToHttp2(ChannelPipeline p, Distributor distributor) {
         Http2Connection connection = newConnection(distributor);
         p.addLast(new HttpToHttp2ConnectionHandlerBuilder()
+                .initialSettings(initialSettings())
                 .connection(connection)
                 .frameListener(new InboundHttp2ToHttpAdapterBuilder(connection)
                         .maxContentLength(1024 * 1024).propagateSettings(false).build())
@@ -553,13 +613,49 @@ public final class Http2ResponseServer implements AutoCloseable {
     private void initMultiplex(ChannelPipeline p, Distributor distributor) {
         Http2FrameCodecBuilder builder = distributor == Distributor.DEFAULT ? Http2FrameCodecBuilder.forServer()
                 : new ConnectionFrameCodecBuilder(newConnection(distributor));
-        p.addLast(builder.build());
+        Http2FrameCodec codec = builder.initialSettings(initialSettings()).build();
+        p.addLast(codec);
+        p.addLast(new ConnectionWritableEvents(codec.connection()));
         p.addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
             @Override
             protected void initChannel(Channel child) {
                 child.pipeline().addLast(streamResponder);
             }
         }));
+    }
+
+    /** Netty's default settings, with {@link #maxConcurrentStreams} if set. */
+    private Http2Settings initialSettings() {
+        Http2Settings settings = Http2Settings.defaultSettings();
+        if (maxConcurrentStreams > 0) {
+            settings.maxConcurrentStreams(maxConcurrentStreams);
+        }
+        return settings;
+    }
+
+    /**
+     * Counts, just before {@code Http2MultiplexHandler}, the connection's writability events that find it writable
+     * (those on which {@code Http2MultiplexHandler} visits the active streams), and the active streams at each.
+     */
+    private final class ConnectionWritableEvents extends ChannelInboundHandlerAdapter {
+        private final Http2Connection connection;
+
+        ConnectionWritableEvents(Http2Connection connection) {
+            this.connection = connection;
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (!ctx.channel().isWritable()) {
+                ctx.fireChannelWritabilityChanged();
+                return;
+            }
+            connectionWritableEvents++;
+            activeStreamsAtWritableEvents += connection.numActiveStreams();
+            long start = System.nanoTime();
+            ctx.fireChannelWritabilityChanged();
+            writableEventNanos += System.nanoTime() - start;
+        }
     }
 
     /** {@link Http2FrameCodecBuilder#forServer()} for a given connection (so with a given flow controller). */
@@ -739,6 +835,12 @@ public final class Http2ResponseServer implements AutoCloseable {
 
     @ChannelHandler.Sharable
     private final class StreamResponder extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            streamWritabilityEvents++;
+            ctx.fireChannelWritabilityChanged();
+        }
+
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             try {
