@@ -28,6 +28,7 @@ import io.netty.channel.uring.IoUringIoHandlerConfig;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
 import io.netty.testsuite.fork.ForkSocketTestPermutation;
+import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapFactory;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
@@ -100,6 +101,11 @@ public final class IoUringSocketTestPermutation extends ForkSocketTestPermutatio
         List<BootstrapFactory<Bootstrap>> clients = new ArrayList<>();
         clients.add(this::newClientBootstrap);
         return clients;
+    }
+
+    /** io_uring servers with io_uring clients only, without the combinations with NIO of {@link #socket()}. */
+    public List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> ioUringSocket() {
+        return combo(ioUringServerSocket(), ioUringClientSocket());
     }
 
     /** Only io_uring, for the tests that take one kind of bootstrap. */
