@@ -195,6 +195,18 @@ public final class Http2ResponseServer implements AutoCloseable {
                 return new WeightedFairQueueByteDistributor(connection);
             }
         },
+        /**
+         * {@link WeightedFairQueueByteDistributor} with a 16 KiB allocation quantum (grpc-java's setting until 2025):
+         * priorities kept, whole frames for streams of equal weight.
+         */
+        WFQ_16K {
+            @Override
+            StreamByteDistributor newDistributor(Http2Connection connection) {
+                WeightedFairQueueByteDistributor distributor = new WeightedFairQueueByteDistributor(connection);
+                distributor.allocationQuantum(16 * 1024);
+                return distributor;
+            }
+        },
         /** {@link UniformStreamByteDistributor} with its default 1 KiB minimum chunk (Vert.x 5's default). */
         UNIFORM_1K {
             @Override
