@@ -18,7 +18,6 @@ package io.netty.microbench.http2;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -241,59 +240,6 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         }
     }
 
-    /**
-     * Reads a connection at most at {@code readMiBps}: the channel does not read on its own, this handler (first in
-     * the pipeline) asks for every read, and ignores the handlers behind it asking for more (a decoder does whenever a
-     * read gave it no message).
-     */
-    private final class ReadPacer extends ChannelDuplexHandler {
-        private final double bytesPerNano = readMiBps * 1024.0 * 1024.0 / TimeUnit.SECONDS.toNanos(1);
-        private final Runnable read = this::read;
-        private ChannelHandlerContext ctx;
-        private double credit;
-        private long last;
-
-        @Override
-        public void channelActive(ChannelHandlerContext ctx) {
-            this.ctx = ctx;
-            last = System.nanoTime();
-            ctx.read();
-            ctx.fireChannelActive();
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof ByteBuf) {
-                credit -= ((ByteBuf) msg).readableBytes();
-            }
-            ctx.fireChannelRead(msg);
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            ctx.fireChannelReadComplete();
-            long now = System.nanoTime();
-            credit = Math.min(READ_BURST, credit + (now - last) * bytesPerNano);
-            last = now;
-            if (credit >= 0) {
-                ctx.read();
-            } else {
-                ctx.executor().schedule(read, (long) (-credit / bytesPerNano), TimeUnit.NANOSECONDS);
-            }
-        }
-
-        @Override
-        public void read(ChannelHandlerContext ctx) {
-            // The next read is this handler's to ask for.
-        }
-
-        private void read() {
-            if (ctx.channel().isActive()) {
-                ctx.read();
-            }
-        }
-    }
-
     /** One h2c connection: keeps its bulk requests open and records the latency of its small requests. */
     private final class Client extends Http2FrameAdapter {
         final Http2ConnectionHandler handler = new Http2ConnectionHandlerBuilder().server(false)
@@ -435,7 +381,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
                 @Override
                 protected void initChannel(Channel ch) {
                     if (paceReads) {
-                        ch.pipeline().addLast(new ReadPacer());
+                        ch.pipeline().addLast(new ReadPacer(readMiBps, READ_BURST));
                     }
                     ch.pipeline().addLast(client.handler);
                 }

@@ -18,7 +18,6 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -198,57 +197,6 @@ public final class Http2PriorityHarness {
         public void onHeadersRead(ChannelHandlerContext ctx, int streamId, Http2Headers headers, int streamDependency,
                                   short weight, boolean exclusive, int padding, boolean endOfStream) {
             onHeadersRead(ctx, streamId, headers, padding, endOfStream);
-        }
-    }
-
-    /**
-     * Reads the connection at most at {@value #READ_MIBPS} MiB/s: the channel does not read on its own; this handler,
-     * first in the pipeline, asks for each read once the bytes read so far are due.
-     */
-    private static final class ReadPacer extends ChannelDuplexHandler {
-        private final double bytesPerNano = READ_MIBPS * 1024.0 * 1024.0 / TimeUnit.SECONDS.toNanos(1);
-        private ChannelHandlerContext ctx;
-        private double credit;
-        private long last;
-
-        @Override
-        public void channelActive(ChannelHandlerContext ctx) {
-            this.ctx = ctx;
-            last = System.nanoTime();
-            ctx.read();
-            ctx.fireChannelActive();
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof ByteBuf) {
-                credit -= ((ByteBuf) msg).readableBytes();
-            }
-            ctx.fireChannelRead(msg);
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            ctx.fireChannelReadComplete();
-            long now = System.nanoTime();
-            credit = Math.min(SOCKET_BUFFER, credit + (now - last) * bytesPerNano);
-            last = now;
-            if (credit >= 0) {
-                ctx.read();
-            } else {
-                ctx.executor().schedule(this::readAgain, (long) (-credit / bytesPerNano), TimeUnit.NANOSECONDS);
-            }
-        }
-
-        @Override
-        public void read(ChannelHandlerContext ctx) {
-            // The next read is this handler's to ask for.
-        }
-
-        private void readAgain() {
-            if (ctx.channel().isActive()) {
-                ctx.read();
-            }
         }
     }
 
@@ -465,7 +413,7 @@ public final class Http2PriorityHarness {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new ReadPacer(), run.handler);
+                        ch.pipeline().addLast(new ReadPacer(READ_MIBPS, SOCKET_BUFFER), run.handler);
                     }
                 }).connect(server).sync().channel();
         try {
