@@ -37,7 +37,7 @@
 # unless h2load's report says it agreed on h2. The table then has the TLS records and ByteBufs the server's SslHandler
 # wrote to the transport, per response (ByteBufs and DATA frames stay what the HTTP/2 codec wrote, into the
 # SslHandler). Every run also checks that h2load received whole bodies (a warning otherwise).
-# DISTRIBUTOR=DEFAULT|WFQ|UNIFORM_1K|UNIFORM_16K|WHOLE_CHUNK picks the server's distributor for every arm that does
+# DISTRIBUTOR=DEFAULT|WFQ|WFQ_16K|UNIFORM_1K|UNIFORM_16K|WHOLE_CHUNK picks the server's distributor for every arm that does
 # not pick one; SERVER_JAVA_OPTS adds JVM options to every server.
 # With every run: TCP counters of the server's namespace (nstat: retransmitted segments, tail-loss probes) over the
 # measured run, and `ss -tin` of the server's connections every half second of it (cwnd, pacing rate, BBR's state),
@@ -77,8 +77,8 @@ done
 for t in $TLS; do
     case $t in none|jdk|openssl) ;; *) die "TLS: unknown value '$t' (none, jdk, openssl)";; esac
 done
-case $DISTRIBUTOR in DEFAULT|WFQ|UNIFORM_1K|UNIFORM_16K|WHOLE_CHUNK) ;;
-    *) die "DISTRIBUTOR: unknown value '$DISTRIBUTOR' (DEFAULT, WFQ, UNIFORM_1K, UNIFORM_16K, WHOLE_CHUNK)";; esac
+case $DISTRIBUTOR in DEFAULT|WFQ|WFQ_16K|UNIFORM_1K|UNIFORM_16K|WHOLE_CHUNK) ;;
+    *) die "DISTRIBUTOR: unknown value '$DISTRIBUTOR' (DEFAULT, WFQ, WFQ_16K, UNIFORM_1K, UNIFORM_16K, WHOLE_CHUNK)";; esac
 case $LAB in ""|veth|lo) ;; *) die "LAB: unknown value '$LAB' (empty: the host's loopback; veth, lo)";; esac
 [ -z "$CCS" ] || [ -n "$LAB" ] || die "CCS needs LAB (the congestion control is set per route in the lab)"
 for cc in $CCS; do

@@ -18,7 +18,9 @@
 #                                       Checked: each new file belongs to one PR, does not name the fork and imports
 #                                       only packages its module has upstream (per upstream's pom); the PR applies;
 #                                       and (unless --no-build) it builds there alone (patched modules, benchmarks)
-#                                       and passes its own tests, with no file of another PR present
+#                                       and passes its own tests, with no file of another PR present; EXPORT_JOBS
+#                                       (default 2) such builds at once, their reports in the series' order. Fails if
+#                                       patches/ changes meanwhile
 #   tools/series.sh pr-text NNNN        the PR text of patch NNNN: its commit message without fork-only trailers
 #   tools/series.sh status NNNN STATUS  set patch NNNN's Upstream-Status trailer (Pending, Submitted [PR URL],
 #                                       Accepted [version], Inappropriate [reason]) and regenerate the series
@@ -568,10 +570,15 @@ pr_build_check() {
     "class(es): ${tests[*]:-none}"
 }
 
+# What patches/ holds now, as one digest.
+patches_digest() { cat "$PATCH_DIR/series" $(patches) | sha256sum | cut -d' ' -f1; }
+
 cmd_export() {
-  local out build=yes p n files f name deps d dp work changed
+  local out build=yes p n files f name deps d dp work changed jobs=${EXPORT_JOBS:-2} before pids=() failed=
   [ "${1:-}" != --no-build ] || { build=; shift; }
+  [[ $jobs =~ ^[1-9][0-9]*$ ]] || die "EXPORT_JOBS: '$jobs' is not a number >= 1"
   out=${1:-$TOP/target/export}
+  before=$(patches_digest)
   tree=$(mktemp -d)
   trap 'rm -rf "$tree"' EXIT
   pr_files_checked >/dev/null
@@ -628,8 +635,19 @@ cmd_export() {
         || die "exported $name does not apply onto upstream${deps:+ + $deps}"
       [ -z "$deps" ] || echo "series: $name builds on $(echo $deps) (Fork-Depends-On): a stacked PR"
     )
-    [ -z "$build" ] || pr_build_check "$p" "$deps" "$tree/build-$n"
+    if [ -n "$build" ]; then
+      # Each build in a copy of its own; at most $jobs at once, reported below in the series' order.
+      while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+      pr_build_check "$p" "$deps" "$tree/build-$n" >"$tree/build-$n.out" 2>&1 &
+      pids+=("$!:$n")
+    fi
   done
+  for p in "${pids[@]}"; do
+    wait "${p%%:*}" || failed="$failed ${p#*:}"
+    cat "$tree/build-${p#*:}.out"
+  done
+  [ -z "$failed" ] || die "the PR build of$failed failed (above)"
+  [ "$(patches_digest)" = "$before" ] || die "patches/ changed while export ran: its result is of neither version"
   echo "series: exported $(patches | wc -l) PR file(s) to $out, each checked to apply onto Netty $(base_version)" \
     "(or onto it plus the patches it builds on)${build:+, to build there and to pass its own tests}"
 }
