@@ -24,6 +24,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.function.Function;
 import java.util.logging.Handler;
@@ -194,6 +195,18 @@ public class DefaultStreamByteDistributorTest {
         Http2ConnectionHandlerBuilder withDistributor =
                 new Http2ConnectionHandlerBuilder().streamByteDistributor(factory);
         assertThrows(IllegalStateException.class, () -> withDistributor.codec(decoder, encoder));
+    }
+
+    /** Http2FrameCodecBuilder builds its connection itself when given a frame writer: the distributor applies too. */
+    @Test
+    public void frameCodecBuilderWithAFrameWriterUsesItsDistributor() {
+        List<Http2Connection> asked = new ArrayList<Http2Connection>();
+        Http2FrameCodec codec = Http2FrameCodecBuilder.forServer().frameWriter(new DefaultHttp2FrameWriter())
+                .streamByteDistributor(connection -> {
+                    asked.add(connection);
+                    return new WholeChunkStreamByteDistributor(connection);
+                }).build();
+        assertEquals(Collections.singletonList(codec.connection()), asked);
     }
 
     @Test

@@ -34,11 +34,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * be whole chunks: two 16 KiB chunks and a few bytes (a client with HTTP/2's 65,535-byte windows sends a
  * {@code WINDOW_UPDATE} once half its window is consumed, for the bytes consumed so far), or a share of several chunks
  * per stream. The streams' bytes must stay within a bound that does not grow with the number of turns (two shares and
- * two chunks). Without a per-stream credit the rounds end on the same streams turn after turn: with three, six or nine
- * streams they got the few bytes left over where the others got a chunk (a streamed response next to 8 bulk
- * responses, and the 4th and 6th of them, ended at 87.5% of the bulk bytes instead of about 50%); streams whose turns
- * started with the few bytes left over of a budget got less, turn after turn (4 streams and 524287 bytes, 8 streams
- * and 1 KiB chunks). {@link WeightedFairQueueByteDistributor} stays within a few bytes.
+ * two chunks), also where a round ends on the same streams call after call (three, six or nine streams and budgets of
+ * two chunks and a few bytes; 4 streams and 524287 bytes; 8 streams and 1 KiB chunks): the per-stream credit carries
+ * a turn cut short by the budget into the next call. {@link WeightedFairQueueByteDistributor} stays within a few
+ * bytes.
  * {@link UniformStreamByteDistributor} with a 16 KiB minimum chunk (grpc-java's) does not: each call starts at the
  * head of its queue, so with window updates of two chunks and a few bytes the same streams get the few bytes, call
  * after call ({@link #uniformStreamByteDistributorFallsBehindOnTheSameStreams}).

@@ -22,9 +22,12 @@ import io.netty.buffer.ByteBufInputStream;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -77,7 +80,7 @@ public class Http2StreamChannelWritabilitySocketTest {
     private ByteBuf body;
 
     @AfterEach
-    void tearDown() throws InterruptedException {
+    public void tearDown() throws InterruptedException {
         if (client != null) {
             client.close().sync();
         }
@@ -97,9 +100,10 @@ public class Http2StreamChannelWritabilitySocketTest {
 
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
-    void pacedStreamGetsItsShareNextToBulkStreamsOnASlowConnection() throws Exception {
+    public void pacedStreamGetsItsShareNextToBulkStreamsOnASlowConnection() throws Exception {
         body = Unpooled.directBuffer(BULK_BODY).writeZero(BULK_BODY);
         final ByteBuf responseBody = body;
+        final FullSocketProbe probe = new FullSocketProbe();
         serverGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         clientGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         server = new ServerBootstrap()
@@ -109,7 +113,7 @@ public class Http2StreamChannelWritabilitySocketTest {
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(Http2FrameCodecBuilder.forServer().build());
+                        ch.pipeline().addLast(probe, Http2FrameCodecBuilder.forServer().build());
                         ch.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Channel>() {
                             @Override
                             protected void initChannel(Channel child) {
@@ -148,6 +152,10 @@ public class Http2StreamChannelWritabilitySocketTest {
         assertTrue(h2Client.done.await(30, TimeUnit.SECONDS), "responses missing: " + h2Client.done.getCount()
                 + " of " + (BULK_STREAMS + 1) + "; " + h2Client.summary());
         assertTrue(h2Client.errors.isEmpty(), "errors: " + h2Client.errors);
+        // The condition this test is about: the server's socket was full, so flushes left bytes for OP_WRITE.
+        assertTrue(probe.fullFlushes * 2 > probe.flushes, "flushes that left bytes queued: " + probe.fullFlushes
+                + " of " + probe.flushes + " (more than half expected: the client did not read slower than the "
+                + "server wrote)");
         // The paced stream got at least half of its share: the bulk streams received at most twice theirs while its
         // body was sent. Had it waited for them, they would have received all of their bodies.
         assertTrue(h2Client.bulkBytesAtPacedEnd <= 2 * SHARE, h2Client.summary() + " (at most " + 2 * SHARE
@@ -181,6 +189,27 @@ public class Http2StreamChannelWritabilitySocketTest {
                 }
             } finally {
                 ReferenceCountUtil.release(msg);
+            }
+        }
+    }
+
+    /**
+     * First in the server's connection pipeline, so it sees each flush end: counts the flushes that left bytes in the
+     * outbound buffer because the socket took no more.
+     */
+    @ChannelHandler.Sharable
+    private static final class FullSocketProbe extends ChannelOutboundHandlerAdapter {
+        // Written on the server's event loop only; read once the responses are in.
+        volatile int flushes;
+        volatile int fullFlushes;
+
+        @Override
+        public void flush(ChannelHandlerContext ctx) {
+            ctx.flush();
+            ChannelOutboundBuffer buffer = ctx.channel().unsafe().outboundBuffer();
+            flushes++;
+            if (buffer != null && buffer.totalPendingWriteBytes() > 0) {
+                fullFlushes++;
             }
         }
     }
