@@ -36,8 +36,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * per stream. The streams' bytes must stay within a bound that does not grow with the number of turns (two shares and
  * two chunks), also where a round ends on the same streams call after call (three, six or nine streams and budgets of
  * two chunks and a few bytes; 4 streams and 524287 bytes; 8 streams and 1 KiB chunks): the per-stream credit carries
- * a turn cut short by the budget into the next call. {@link WeightedFairQueueByteDistributor} stays within a few
- * bytes.
+ * a turn cut short by the budget into the next call. {@link WeightedFairQueueByteDistributor} stays within the bound
+ * too.
  * {@link UniformStreamByteDistributor} with a 16 KiB minimum chunk (grpc-java's) does not: each call starts at the
  * head of its queue, so with window updates of two chunks and a few bytes the same streams get the few bytes, call
  * after call ({@link #uniformStreamByteDistributorFallsBehindOnTheSameStreams}).

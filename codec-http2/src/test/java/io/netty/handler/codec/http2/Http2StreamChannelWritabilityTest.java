@@ -250,7 +250,7 @@ public class Http2StreamChannelWritabilityTest {
     private TransportChannel parent;
 
     @AfterEach
-    void tearDown() {
+    public void tearDown() {
         if (parent != null) {
             parent.finishAndRelease();
         }
@@ -265,7 +265,7 @@ public class Http2StreamChannelWritabilityTest {
      */
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("writesAndDistributors")
-    void pacedStreamGetsItsShareNextToBulkStreams(Writes writes, Distributor distributor) throws Exception {
+    public void pacedStreamGetsItsShareNextToBulkStreams(Writes writes, Distributor distributor) throws Exception {
         final PendingBytes paced = new PendingBytes();
         parent = newParent(writes, distributor, new ChannelInitializer<Http2StreamChannel>() {
             @Override
@@ -331,7 +331,7 @@ public class Http2StreamChannelWritabilityTest {
      * channel is not writable and other streams' data waits in flow control.
      */
     @Test
-    void streamChannelIsWritableOnceItsWritesAreWrittenWhileTheParentIsNot() throws Exception {
+    public void streamChannelIsWritableOnceItsWritesAreWrittenWhileTheParentIsNot() throws Exception {
         final WritabilityChanges changes = new WritabilityChanges();
         final Http2StreamChannel[] pacedChannel = new Http2StreamChannel[1];
         parent = newParent(Writes.COMPLETION, Distributor.WEIGHTED_FAIR_QUEUE,
