@@ -585,7 +585,7 @@ cmd_export() {
   pr_imports_checked
   cmd_materialise "$tree/tree" >/dev/null
   mkdir -p "$out"
-  find "$out" -maxdepth 1 -name '*.patch' -delete
+  find "$out" -maxdepth 1 \( -name '*.patch' -o -name 'build-*.log' \) -delete
   for p in $(patches); do
     name=$(basename "$p")
     n=${name%%-*}
@@ -643,10 +643,15 @@ cmd_export() {
     fi
   done
   for p in "${pids[@]}"; do
-    wait "${p%%:*}" || failed="$failed ${p#*:}"
-    cat "$tree/build-${p#*:}.out"
+    n=${p#*:}
+    if ! wait "${p%%:*}"; then
+      failed="$failed $n"
+      # The build's folder goes with the temporary tree: keep its log.
+      cp "$tree/build-$n/build.log" "$out/build-$n.log" 2>/dev/null || true
+    fi
+    cat "$tree/build-$n.out"
   done
-  [ -z "$failed" ] || die "the PR build of$failed failed (above)"
+  [ -z "$failed" ] || die "the PR build of$failed failed (above; logs: $out/build-NNNN.log)"
   [ "$(patches_digest)" = "$before" ] || die "patches/ changed while export ran: its result is of neither version"
   echo "series: exported $(patches | wc -l) PR file(s) to $out, each checked to apply onto Netty $(base_version)" \
     "(or onto it plus the patches it builds on)${build:+, to build there and to pass its own tests}"
