@@ -177,17 +177,18 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     private int ticksPerSmall;
     private String smallPath;
     private String bulkPath;
-    private long lastCpuNanos;
-    private long lastBytes;
-    private long lastDataFrames;
-    private long lastSmallResponses;
-    private long lastSmallSkipped;
-    private long lastSmallIncomplete;
-    private long lastStreamWritabilityEvents;
-    private long lastConnectionUnwritableEvents;
-    private long lastConnectionWritableEvents;
-    private long lastWritableEventStreamVisits;
-    private long lastWritableEventNanos;
+    // What each cumulative count was at the previous tick (the CPU time's from setup on).
+    private final Growth cpuNanosGrowth = new Growth();
+    private final Growth bytesGrowth = new Growth();
+    private final Growth dataFramesGrowth = new Growth();
+    private final Growth smallResponsesGrowth = new Growth();
+    private final Growth smallSkippedGrowth = new Growth();
+    private final Growth smallIncompleteGrowth = new Growth();
+    private final Growth streamWritabilityEventsGrowth = new Growth();
+    private final Growth connectionUnwritableEventsGrowth = new Growth();
+    private final Growth connectionWritableEventsGrowth = new Growth();
+    private final Growth writableEventStreamVisitsGrowth = new Growth();
+    private final Growth writableEventNanosGrowth = new Growth();
     // Latencies of the small requests, from the clients' event loop to the benchmark thread.
     private final Queue<Long> smallLatencies = new ConcurrentLinkedQueue<Long>();
     // The current iteration's latencies (benchmark thread only).
@@ -392,7 +393,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
             }).get();
             clients.add(client);
         }
-        lastCpuNanos = server.cpuNanos();
+        cpuNanosGrowth.since(server.cpuNanos());
         nextTick = System.nanoTime();
     }
 
@@ -434,39 +435,18 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         if (costs.ticks++ == 0) {
             iterationLatencyCount = 0;
         }
-        long b = bytes;
-        costs.mebibytes += (b - lastBytes) / (1024.0 * 1024.0);
-        lastBytes = b;
-        long frames = dataFrames;
-        costs.dataFrames += frames - lastDataFrames;
-        lastDataFrames = frames;
-        long cpu = server.cpuNanos();
-        costs.serverCpuNanos += cpu - lastCpuNanos;
-        lastCpuNanos = cpu;
-        long responses = smallResponses;
-        costs.smallResponses += responses - lastSmallResponses;
-        lastSmallResponses = responses;
-        long skipped = smallSkipped;
-        costs.smallSkipped += skipped - lastSmallSkipped;
-        lastSmallSkipped = skipped;
-        long incomplete = smallIncomplete;
-        costs.smallIncomplete += incomplete - lastSmallIncomplete;
-        lastSmallIncomplete = incomplete;
-        long streamEvents = server.streamWritabilityEvents();
-        costs.streamWritabilityEvents += streamEvents - lastStreamWritabilityEvents;
-        lastStreamWritabilityEvents = streamEvents;
-        long unwritableEvents = server.unwritableEvents();
-        costs.connectionUnwritableEvents += unwritableEvents - lastConnectionUnwritableEvents;
-        lastConnectionUnwritableEvents = unwritableEvents;
-        long writableEvents = server.connectionWritableEvents();
-        costs.connectionWritableEvents += writableEvents - lastConnectionWritableEvents;
-        lastConnectionWritableEvents = writableEvents;
-        long visits = server.activeStreamsAtWritableEvents();
-        costs.writableEventStreamVisits += visits - lastWritableEventStreamVisits;
-        lastWritableEventStreamVisits = visits;
-        long writableNanos = server.writableEventNanos();
-        costs.writableEventNanos += writableNanos - lastWritableEventNanos;
-        lastWritableEventNanos = writableNanos;
+        costs.mebibytes += bytesGrowth.since(bytes) / (1024.0 * 1024.0);
+        costs.dataFrames += dataFramesGrowth.since(dataFrames);
+        costs.serverCpuNanos += cpuNanosGrowth.since(server.cpuNanos());
+        costs.smallResponses += smallResponsesGrowth.since(smallResponses);
+        costs.smallSkipped += smallSkippedGrowth.since(smallSkipped);
+        costs.smallIncomplete += smallIncompleteGrowth.since(smallIncomplete);
+        costs.streamWritabilityEvents += streamWritabilityEventsGrowth.since(server.streamWritabilityEvents());
+        costs.connectionUnwritableEvents += connectionUnwritableEventsGrowth.since(server.unwritableEvents());
+        costs.connectionWritableEvents += connectionWritableEventsGrowth.since(server.connectionWritableEvents());
+        costs.writableEventStreamVisits +=
+                writableEventStreamVisitsGrowth.since(server.activeStreamsAtWritableEvents());
+        costs.writableEventNanos += writableEventNanosGrowth.since(server.writableEventNanos());
         Long latency;
         while ((latency = smallLatencies.poll()) != null) {
             if (iterationLatencyCount == iterationLatencies.length) {
@@ -521,5 +501,16 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     @Benchmark
     public void mixed(Costs costs) throws Exception {
         tick(costs);
+    }
+
+    /** A cumulative count read once per tick: what it grew by since the previous read. */
+    private static final class Growth {
+        private long last;
+
+        long since(long now) {
+            long growth = now - last;
+            last = now;
+            return growth;
+        }
     }
 }

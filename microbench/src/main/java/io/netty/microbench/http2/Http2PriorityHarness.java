@@ -35,9 +35,9 @@ import io.netty.handler.codec.http2.Http2Exception;
 import io.netty.handler.codec.http2.Http2FrameAdapter;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2Settings;
-import io.netty.handler.codec.http2.StreamByteDistributor;
 import io.netty.handler.codec.http2.WeightedFairQueueByteDistributor;
 import io.netty.handler.codec.http2.WholeChunkStreamByteDistributor;
+import io.netty.microbench.http2.Http2ResponseServer.Distributor;
 import io.netty.util.concurrent.Promise;
 import io.netty.util.internal.SystemPropertyUtil;
 
@@ -54,7 +54,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 /**
  * What RFC 7540 priorities buy a browser-like client, and what serving new streams first costs bulk streams:
@@ -101,30 +100,12 @@ public final class Http2PriorityHarness {
     private static final int ROUNDS = SystemPropertyUtil.getInt("h2prio.rounds", 7);
     private static final int WARMUPS = SystemPropertyUtil.getInt("h2prio.warmups", 3);
     private static final int READ_MIBPS = SystemPropertyUtil.getInt("h2prio.readMiBps", 20);
-    /** What WholeChunk is compared with: {@code WFQ} (the default) or {@code WFQ_16K}. */
+    /** What WholeChunk is compared with: {@code WFQ} (the default) or {@code WFQ_16K} ({@link Distributor}). */
     private static final Distributor BASELINE = Distributor.valueOf(SystemPropertyUtil.get("h2prio.baseline", "WFQ"));
     private static final int CHURN_INTERVAL_MILLIS = SystemPropertyUtil.getInt("h2prio.churnIntervalMillis", 4);
     private static final int BULK_STREAMS = 8;
     private static final int BULK_SIZE = 2 * KIB * KIB;
     private static final int SMALL_SIZE = 32 * KIB;
-
-    /** The distributors compared; the server's builder is given one per connection. */
-    enum Distributor {
-        WFQ(WeightedFairQueueByteDistributor::new),
-        /** WeightedFairQueue with an allocation quantum of one default frame (16 KiB), as grpc-java used it. */
-        WFQ_16K(connection -> {
-            WeightedFairQueueByteDistributor distributor = new WeightedFairQueueByteDistributor(connection);
-            distributor.allocationQuantum(Http2CodecUtil.DEFAULT_MAX_FRAME_SIZE);
-            return distributor;
-        }),
-        WHOLE_CHUNK(WholeChunkStreamByteDistributor::new);
-
-        final Function<Http2Connection, StreamByteDistributor> factory;
-
-        Distributor(Function<Http2Connection, StreamByteDistributor> factory) {
-            this.factory = factory;
-        }
-    }
 
     /** What a response is to the page. */
     enum Kind {
@@ -453,7 +434,7 @@ public final class Http2PriorityHarness {
                             protected void initChannel(Channel ch) {
                                 Responder responder = new Responder();
                                 responder.handler = new Http2ConnectionHandlerBuilder().server(true)
-                                        .frameListener(responder).streamByteDistributor(distributor.factory)
+                                        .frameListener(responder).streamByteDistributor(distributor::newDistributor)
                                         .build();
                                 ch.pipeline().addLast(responder.handler);
                             }
