@@ -10,8 +10,9 @@
 #
 # Each of CONNECTIONS h2load connections sends a burst of BURST GETs every 10 ms for TICKS ticks (open loop: an
 # h2load timing script), after a warm-up of WARMUP_TICKS ticks on the same server. The server runs on one event-loop
-# thread; its counters (ByteBufs and DATA frames written, event-loop CPU time, user and kernel, unwritable events) are
-# read from GET /stats before and after the measured run; latencies come from h2load's per-request log.
+# thread; its counters (ByteBufs and DATA frames written, event-loop CPU time, user and kernel, unwritable events, the
+# stream channels' writability events with Http2MultiplexHandler) are read from GET /stats before and after the
+# measured run; latencies come from h2load's per-request log.
 # Environment variables narrow or change the matrix:
 #   ARMS="upstream fork" TRANSPORTS="NIO EPOLL IO_URING" PIPELINES="HTTP_TO_HTTP2 MULTIPLEX"
 #   BODIES="65536 16384" BURSTS="4 16" CONNECTIONS=2 TICKS=500 WARMUP_TICKS=300 ROUNDS=1 OUT=target/h2load
@@ -25,8 +26,9 @@
 #   fork-limit0     the fork with -Dio.netty.iouring.uncountedFlushedLimit=0
 #   fork-hwm2x      the fork with the limit at 0 and the high water mark doubled (128 KiB, low 64 KiB): the same
 #                   memory bound as the fork's default on io_uring
-#   NAME=ARTIFACTS[,SERVER_ARG|JAVA_OPT...]   any other: ARTIFACTS upstream or fork, then server options (--hwm=...)
-#                   and JVM options (-D...), e.g. fork-1m=fork,--hwm=1048576
+#   NAME=ARTIFACTS[,SERVER_ARG|JAVA_OPT|classes=DIR...]   any other: ARTIFACTS upstream or fork, then server options
+#                   (--hwm=...), JVM options (-D...) and classes=DIR, classes put before the artifacts' (one PR's
+#                   classes over upstream's: 4.2.18.Final plus that PR), e.g. fork-1m=fork,--hwm=1048576
 # LAB: "" (the default) runs on the host's loopback (127.0.0.1, whatever congestion control the host has); veth or
 #   lo runs in tools/netlab.sh's lab (server and client in their namespaces over a veth pair, or both on the server
 #   namespace's loopback), with LAB_MTU, LAB_QDISC, LAB_RATE, LAB_BURST, LAB_LIMIT, LAB_QUICKACK passed on
@@ -103,7 +105,11 @@ arm_spec() { # NAME
     esac
 }
 arm_name() { echo "${1%%=*}"; }
-for arm in $ARMS; do arm_spec "$arm" > /dev/null; done
+for arm in $ARMS; do
+    for o in $(arm_spec "$arm"); do
+        [[ $o != classes=* ]] || [ -d "${o#classes=}" ] || die "ARMS: '$arm': ${o#classes=} is not a folder"
+    done
+done
 
 mkdir -p "$OUT"
 cd "$ROOT"
@@ -209,7 +215,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 printf '%s\n' round bed cc arm artifacts transport pipeline body burst netty req_s p50_us p99_us p999_us max_us \
-    over10ms failed responses bytebufs bytes dataframes cpu_ns user_ns unwritable syscalls submissions tls \
+    over10ms failed responses bytebufs bytes dataframes cpu_ns user_ns unwritable stream_events syscalls submissions tls \
     tls_session tls_records tls_bytebufs tls_bytes data_bytes retrans_segs loss_probes ss_cwnd ss_pacing_bps \
     ss_bbr_state mtu | paste -s > "$RESULTS"
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -232,9 +238,14 @@ for ((round = 1; round <= ROUNDS; round++)); do
         mapfile -t spec < <(arm_spec "$arm")
         a=${spec[0]}
         label=$(arm_name "$arm")
-        server_args=() java_opts=()
+        server_args=() java_opts=() classes=
         for o in "${spec[@]:1}"; do
-            case $o in -D*|-X*) java_opts+=("$o");; --*) server_args+=("$o");; *) die "ARMS: '$arm': option '$o'";; esac
+            case $o in
+                -D*|-X*) java_opts+=("$o");;
+                --*) server_args+=("$o");;
+                classes=?*) classes="$(cd "${o#classes=}" && pwd):";;
+                *) die "ARMS: '$arm': option '$o'";;
+            esac
         done
         cp_file=$OUT/cp-$a.txt
         [[ "$a ${server_args[*]} " != *"upstream "*"--distributor=WHOLE_CHUNK "* ]] || cp_file=$OUT/cp-upstream-wc.txt
@@ -243,7 +254,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         uri="$scheme://$SERVER_HOST:$port"
         : > "$OUT/$name.server.log"
         # shellcheck disable=SC2086
-        "${SERVER[@]}" java $SERVER_JAVA_OPTS "${java_opts[@]}" -cp "$(cat "$cp_file")" \
+        "${SERVER[@]}" java $SERVER_JAVA_OPTS "${java_opts[@]}" -cp "$classes$(cat "$cp_file")" \
             io.netty.microbench.http2.Http2ResponseServer --transport="$transport" --distributor="$DISTRIBUTOR" \
             --pipeline="$pipeline" --body="$body" --host="$SERVER_HOST" --port="$port" --tls="${tls^^}" \
             "${server_args[@]}" > "$OUT/$name.server.log" 2>&1 &

@@ -79,6 +79,7 @@ def row(args):
         "max_us": lat[-1], "over10ms": "%.4f" % over10, "failed": failed, "responses": d["responses"],
         "bytebufs": d["byteBufs"], "bytes": d["bytes"], "dataframes": d["dataFrames"], "cpu_ns": d["cpuNanos"],
         "user_ns": d.get("userNanos", ""), "unwritable": d.get("unwritable", ""),
+        "stream_events": d.get("streamWritabilityEvents", ""),
         "syscalls": counts["raw_syscalls:sys_enter"], "submissions": counts["io_uring:io_uring_submit_req"],
         "tls": a["tls"], "tls_session": session, "tls_records": d.get("tlsRecords", 0),
         "tls_bytebufs": d.get("tlsByteBufs", 0), "tls_bytes": d.get("tlsBytes", 0), "data_bytes": data_bytes,
@@ -139,6 +140,8 @@ METRICS = [
     ("bufs", "ByteBufs/resp", lambda r: number(r["bytebufs"]) / max(1, number(r["responses"])), "%.2f"),
     ("unwritable", "unwritable/1k resp", lambda r: 1000 * number(r["unwritable"]) / max(1, number(r["responses"]))
         if number(r.get("unwritable")) is not None else None, "%.0f"),
+    ("stream", "stream events/resp", lambda r: number(r["stream_events"]) / max(1, number(r["responses"]))
+        if number(r.get("stream_events")) is not None else None, "%.2f"),
     ("retrans", "retrans segs", lambda r: number(r.get("retrans_segs")), "%.0f"),
     ("tlp", "loss probes", lambda r: number(r.get("loss_probes")), "%.0f"),
     ("cwnd", "cwnd", lambda r: number(r.get("ss_cwnd")), "%.0f"),
