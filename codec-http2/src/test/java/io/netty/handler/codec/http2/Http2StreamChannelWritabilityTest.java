@@ -15,6 +15,7 @@
 package io.netty.handler.codec.http2;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -24,6 +25,7 @@ import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.stream.ChunkedInput;
 import io.netty.handler.stream.ChunkedStream;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.util.ReferenceCountUtil;
@@ -31,6 +33,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.ByteArrayInputStream;
@@ -374,6 +377,104 @@ public class Http2StreamChannelWritabilityTest {
         assertTrue(paced.bytesBeforeUnwritable() > 0);
         assertEquals(1, changes.toUnwritable);
         assertEquals(1, changes.toWritable);
+    }
+
+    /**
+     * The parent channel closes while a paced stream channel has writes pending in it and is unwritable: its writes
+     * fail, which makes it writable again (its own pending bytes drop) while the connection goes away. Whatever its
+     * handler does then, the stream channel closes, the {@link ChunkedWriteHandler} closes its input, and every chunk
+     * it read is released.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Writes.class, names = {"COMPLETION", "PARTIAL"})
+    public void parentCloseWithAPacedStreamPendingReleasesItsChunks(Writes writes) throws Exception {
+        final TrackedInput input = new TrackedInput();
+        final Http2StreamChannel[] pacedChannel = new Http2StreamChannel[1];
+        parent = newParent(writes, Distributor.WEIGHTED_FAIR_QUEUE, new ChannelInitializer<Http2StreamChannel>() {
+            @Override
+            protected void initChannel(Http2StreamChannel ch) {
+                if (ch.stream().id() == PACED_STREAM) {
+                    pacedChannel[0] = ch;
+                    ch.pipeline().addLast(new ChunkedWriteHandler(), new ChannelInboundHandlerAdapter() {
+                        @Override
+                        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                            ReferenceCountUtil.release(msg);
+                            ctx.write(new DefaultHttp2HeadersFrame(new DefaultHttp2Headers().status("200")));
+                            ctx.writeAndFlush(new Http2DataChunkedInput(input, pacedChannel[0].stream()));
+                        }
+                    });
+                } else {
+                    ch.pipeline().addLast(new Responder());
+                }
+            }
+        });
+        openStreams(parent);
+        Http2StreamChannel paced = pacedChannel[0];
+
+        // Some of the paced body is written, and more is pending in flow control: the stream channel is unwritable.
+        Received received = new Received();
+        for (int completions = 0; received.dataBytes[PACED_STREAM] == 0 || paced.isWritable(); completions++) {
+            assertTrue(completions < 1_000, "the paced stream did not get to wait with bytes pending");
+            assertTrue(parent.complete());
+            received.read(parent.wire);
+        }
+        assertTrue(received.dataBytes[PACED_STREAM] < STREAM_BODY);
+        assertTrue(paced.bytesBeforeWritable() > 0);
+
+        parent.close().sync();
+        parent.runPendingTasks();
+
+        assertFalse(paced.isActive());
+        assertTrue(paced.closeFuture().isDone());
+        assertTrue(input.closed, "the ChunkedWriteHandler did not close its input");
+        assertTrue(input.chunks.size() > 1);
+        for (ByteBuf chunk : input.chunks) {
+            assertEquals(0, chunk.refCnt(), "a chunk of the paced body was not released");
+        }
+    }
+
+    /** A body of {@value #STREAM_BODY} bytes in chunks of {@value #CHUNK}; keeps each chunk it gave out. */
+    private static final class TrackedInput implements ChunkedInput<ByteBuf> {
+        final List<ByteBuf> chunks = new ArrayList<ByteBuf>();
+        boolean closed;
+        private long offset;
+
+        @Override
+        public boolean isEndOfInput() {
+            return offset == STREAM_BODY;
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+        }
+
+        @Deprecated
+        @Override
+        public ByteBuf readChunk(ChannelHandlerContext ctx) {
+            return readChunk(ctx.alloc());
+        }
+
+        @Override
+        public ByteBuf readChunk(ByteBufAllocator allocator) {
+            if (isEndOfInput()) {
+                return null;
+            }
+            ByteBuf chunk = Unpooled.wrappedBuffer(CONTENT, 0, CHUNK);
+            offset += CHUNK;
+            chunks.add(chunk);
+            return chunk;
+        }
+
+        @Override
+        public long length() {
+            return STREAM_BODY;
+        }
+
+        @Override
+        public long progress() {
+            return offset;
+        }
     }
 
     /** A server: {@link Http2FrameCodec} with the given distributor and {@link Http2MultiplexHandler}. */
