@@ -381,21 +381,22 @@ public class Http2StreamChannelWritabilityTest {
 
     /**
      * The parent channel closes while a paced stream channel has writes pending in it and is unwritable: its writes
-     * fail, which makes it writable again (its own pending bytes drop) while the connection goes away. Whatever its
-     * handler does then, the stream channel closes, the {@link ChunkedWriteHandler} closes its input, and every chunk
-     * it read is released.
+     * fail, which makes it writable again (its own pending bytes drop) after it became inactive, before its
+     * {@code channelInactive}. Its {@link ChunkedWriteHandler} then reads no more chunks, the stream channel closes,
+     * the handler closes its input, and every chunk it read is released.
      */
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Writes.class, names = {"COMPLETION", "PARTIAL"})
     public void parentCloseWithAPacedStreamPendingReleasesItsChunks(Writes writes) throws Exception {
         final TrackedInput input = new TrackedInput();
+        final WritabilityWhileInactive closing = new WritabilityWhileInactive();
         final Http2StreamChannel[] pacedChannel = new Http2StreamChannel[1];
         parent = newParent(writes, Distributor.WEIGHTED_FAIR_QUEUE, new ChannelInitializer<Http2StreamChannel>() {
             @Override
             protected void initChannel(Http2StreamChannel ch) {
                 if (ch.stream().id() == PACED_STREAM) {
                     pacedChannel[0] = ch;
-                    ch.pipeline().addLast(new ChunkedWriteHandler(), new ChannelInboundHandlerAdapter() {
+                    ch.pipeline().addLast(closing, new ChunkedWriteHandler(), new ChannelInboundHandlerAdapter() {
                         @Override
                         public void channelRead(ChannelHandlerContext ctx, Object msg) {
                             ReferenceCountUtil.release(msg);
@@ -420,16 +421,33 @@ public class Http2StreamChannelWritabilityTest {
         }
         assertTrue(received.dataBytes[PACED_STREAM] < STREAM_BODY);
         assertTrue(paced.bytesBeforeWritable() > 0);
+        int chunksRead = input.chunks.size();
 
         parent.close().sync();
         parent.runPendingTasks();
 
+        // The path this test is about: the failed writes made the inactive stream channel writable.
+        assertTrue(closing.writableWhileInactive > 0, "no writable event after the stream channel became inactive");
+        assertEquals(chunksRead, input.chunks.size(), "chunks read after the stream channel became inactive");
         assertFalse(paced.isActive());
         assertTrue(paced.closeFuture().isDone());
         assertTrue(input.closed, "the ChunkedWriteHandler did not close its input");
         assertTrue(input.chunks.size() > 1);
         for (ByteBuf chunk : input.chunks) {
             assertEquals(0, chunk.refCnt(), "a chunk of the paced body was not released");
+        }
+    }
+
+    /** Counts the writable events a channel gets once it is no longer active. */
+    private static final class WritabilityWhileInactive extends ChannelInboundHandlerAdapter {
+        int writableWhileInactive;
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (ctx.channel().isWritable() && !ctx.channel().isActive()) {
+                writableWhileInactive++;
+            }
+            ctx.fireChannelWritabilityChanged();
         }
     }
 
