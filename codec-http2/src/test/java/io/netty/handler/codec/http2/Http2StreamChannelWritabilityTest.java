@@ -383,8 +383,8 @@ public class Http2StreamChannelWritabilityTest {
      * The parent channel closes while a paced stream channel has writes pending in it and is unwritable: its writes
      * fail, which makes it writable again (its own pending bytes drop) after it became inactive, before its
      * {@code channelInactive}. Its {@link ChunkedWriteHandler} then reads no more chunks, the stream channel closes,
-     * the handler closes its input, and every chunk it read is released. Without this change the stream channel gets
-     * no such event (the parent is not writable): the test then fails on that event only, as it pins the path.
+     * the handler closes its input, and every chunk it read is released. A stream channel that is marked writable only
+     * while its parent is writable gets no such event, and the test fails on that assertion alone.
      */
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Writes.class, names = {"COMPLETION", "PARTIAL"})
