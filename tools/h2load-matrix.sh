@@ -28,7 +28,8 @@
 #                   memory bound as the fork's default on io_uring
 #   NAME=ARTIFACTS[,SERVER_ARG|JAVA_OPT|classes=DIR...]   any other: ARTIFACTS upstream or fork, then server options
 #                   (--hwm=...), JVM options (-D...) and classes=DIR, classes put before the artifacts' (one PR's
-#                   classes over upstream's: 4.2.18.Final plus that PR), e.g. fork-1m=fork,--hwm=1048576
+#                   classes over upstream's: 4.2.18.Final plus that PR; DIR from the caller's folder), e.g.
+#                   fork-1m=fork,--hwm=1048576
 # LAB: "" (the default) runs on the host's loopback (127.0.0.1, whatever congestion control the host has); veth or
 #   lo runs in tools/netlab.sh's lab (server and client in their namespaces over a veth pair, or both on the server
 #   namespace's loopback), with LAB_MTU, LAB_QDISC, LAB_RATE, LAB_BURST, LAB_LIMIT, LAB_QUICKACK passed on
@@ -105,11 +106,18 @@ arm_spec() { # NAME
     esac
 }
 arm_name() { echo "${1%%=*}"; }
+# Each arm checked once; a classes=DIR made absolute here (DIR is the caller's; the runs start in $ROOT).
+arms=
 for arm in $ARMS; do
+    arm_spec "$arm" > /dev/null
     for o in $(arm_spec "$arm"); do
-        [[ $o != classes=* ]] || [ -d "${o#classes=}" ] || die "ARMS: '$arm': ${o#classes=} is not a folder"
+        [[ $o == classes=* ]] || continue
+        [ -d "${o#classes=}" ] || die "ARMS: '$arm': ${o#classes=} is not a folder"
+        arm=${arm/"$o"/classes=$(realpath "${o#classes=}")}
     done
+    arms="$arms $arm"
 done
+ARMS=${arms# }
 
 mkdir -p "$OUT"
 cd "$ROOT"
@@ -243,7 +251,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
             case $o in
                 -D*|-X*) java_opts+=("$o");;
                 --*) server_args+=("$o");;
-                classes=?*) classes="$(cd "${o#classes=}" && pwd):";;
+                classes=?*) classes="${o#classes=}:";;
                 *) die "ARMS: '$arm': option '$o'";;
             esac
         done

@@ -37,6 +37,7 @@ import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.microbench.http2.Http2ResponseServer.Distributor;
 import io.netty.microbench.http2.Http2ResponseServer.Pipeline;
 import io.netty.microbench.http2.Http2ResponseServer.Transport;
+import io.netty.microbench.http2.Http2ResponseBenchmark.Delta;
 import io.netty.microbench.util.AbstractMicrobenchmark;
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.IntObjectMap;
@@ -178,17 +179,17 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     private String smallPath;
     private String bulkPath;
     // What each cumulative count was at the previous tick (the CPU time's from setup on).
-    private final Growth cpuNanosGrowth = new Growth();
-    private final Growth bytesGrowth = new Growth();
-    private final Growth dataFramesGrowth = new Growth();
-    private final Growth smallResponsesGrowth = new Growth();
-    private final Growth smallSkippedGrowth = new Growth();
-    private final Growth smallIncompleteGrowth = new Growth();
-    private final Growth streamWritabilityEventsGrowth = new Growth();
-    private final Growth connectionUnwritableEventsGrowth = new Growth();
-    private final Growth connectionWritableEventsGrowth = new Growth();
-    private final Growth writableEventStreamVisitsGrowth = new Growth();
-    private final Growth writableEventNanosGrowth = new Growth();
+    private final Delta cpuNanosDelta = new Delta();
+    private final Delta bytesDelta = new Delta();
+    private final Delta dataFramesDelta = new Delta();
+    private final Delta smallResponsesDelta = new Delta();
+    private final Delta smallSkippedDelta = new Delta();
+    private final Delta smallIncompleteDelta = new Delta();
+    private final Delta streamWritabilityEventsDelta = new Delta();
+    private final Delta connectionUnwritableEventsDelta = new Delta();
+    private final Delta connectionWritableEventsDelta = new Delta();
+    private final Delta writableEventStreamVisitsDelta = new Delta();
+    private final Delta writableEventNanosDelta = new Delta();
     // Latencies of the small requests, from the clients' event loop to the benchmark thread.
     private final Queue<Long> smallLatencies = new ConcurrentLinkedQueue<Long>();
     // The current iteration's latencies (benchmark thread only).
@@ -393,7 +394,7 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
             }).get();
             clients.add(client);
         }
-        cpuNanosGrowth.since(server.cpuNanos());
+        cpuNanosDelta.next(server.cpuNanos());
         nextTick = System.nanoTime();
     }
 
@@ -435,18 +436,18 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
         if (costs.ticks++ == 0) {
             iterationLatencyCount = 0;
         }
-        costs.mebibytes += bytesGrowth.since(bytes) / (1024.0 * 1024.0);
-        costs.dataFrames += dataFramesGrowth.since(dataFrames);
-        costs.serverCpuNanos += cpuNanosGrowth.since(server.cpuNanos());
-        costs.smallResponses += smallResponsesGrowth.since(smallResponses);
-        costs.smallSkipped += smallSkippedGrowth.since(smallSkipped);
-        costs.smallIncomplete += smallIncompleteGrowth.since(smallIncomplete);
-        costs.streamWritabilityEvents += streamWritabilityEventsGrowth.since(server.streamWritabilityEvents());
-        costs.connectionUnwritableEvents += connectionUnwritableEventsGrowth.since(server.unwritableEvents());
-        costs.connectionWritableEvents += connectionWritableEventsGrowth.since(server.connectionWritableEvents());
+        costs.mebibytes += bytesDelta.next(bytes) / (1024.0 * 1024.0);
+        costs.dataFrames += dataFramesDelta.next(dataFrames);
+        costs.serverCpuNanos += cpuNanosDelta.next(server.cpuNanos());
+        costs.smallResponses += smallResponsesDelta.next(smallResponses);
+        costs.smallSkipped += smallSkippedDelta.next(smallSkipped);
+        costs.smallIncomplete += smallIncompleteDelta.next(smallIncomplete);
+        costs.streamWritabilityEvents += streamWritabilityEventsDelta.next(server.streamWritabilityEvents());
+        costs.connectionUnwritableEvents += connectionUnwritableEventsDelta.next(server.unwritableEvents());
+        costs.connectionWritableEvents += connectionWritableEventsDelta.next(server.connectionWritableEvents());
         costs.writableEventStreamVisits +=
-                writableEventStreamVisitsGrowth.since(server.activeStreamsAtWritableEvents());
-        costs.writableEventNanos += writableEventNanosGrowth.since(server.writableEventNanos());
+                writableEventStreamVisitsDelta.next(server.activeStreamsAtWritableEvents());
+        costs.writableEventNanos += writableEventNanosDelta.next(server.writableEventNanos());
         Long latency;
         while ((latency = smallLatencies.poll()) != null) {
             if (iterationLatencyCount == iterationLatencies.length) {
@@ -501,16 +502,5 @@ public class Http2MixedWorkloadBenchmark extends AbstractMicrobenchmark {
     @Benchmark
     public void mixed(Costs costs) throws Exception {
         tick(costs);
-    }
-
-    /** A cumulative count read once per tick: what it grew by since the previous read. */
-    private static final class Growth {
-        private long last;
-
-        long since(long now) {
-            long growth = now - last;
-            last = now;
-            return growth;
-        }
     }
 }

@@ -255,8 +255,8 @@ public class Http2ResponseBenchmark extends AbstractMicrobenchmark {
         }
     }
 
-    /** A running total read at every tick: what it grew by since the previous read. */
-    private static final class Delta {
+    /** A running total read at every tick: its growth since the previous read (Http2MixedWorkloadBenchmark too). */
+    static final class Delta {
         private long last;
 
         long next(long total) {
