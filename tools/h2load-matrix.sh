@@ -23,8 +23,8 @@
 #   fork-wfq        the fork with -Dio.netty.http2.defaultStreamByteDistributor=weightedFairQueue
 #   upstream-wc     4.2.18.Final's artifacts with the fork's WholeChunkStreamByteDistributor passed explicitly (the
 #                   class alone, from the fork's netty-codec-http2 jar, on the class path)
-#   fork-limit0     the fork with -Dio.netty.iouring.uncountedFlushedLimit=0
-#   fork-hwm2x      the fork with the limit at 0 and the high water mark doubled (128 KiB, low 64 KiB): the same
+#   fork-hwm1x      the fork with io_uring's default water marks upstream's (32/64 KiB; the fork's: 64/128 KiB)
+#   fork-limit      fork-hwm1x with the uncounted flushed limit (0002, opt-in) at the high water mark: the same
 #                   memory bound as the fork's default on io_uring
 #   NAME=ARTIFACTS[,SERVER_ARG|JAVA_OPT|classes=DIR...]   any other: ARTIFACTS upstream or fork, then server options
 #                   (--hwm=...), JVM options (-D...) and classes=DIR, classes put before the artifacts' (one PR's
@@ -97,12 +97,12 @@ arm_spec() { # NAME
         fork) echo fork;;
         fork-wfq) printf 'fork\n-Dio.netty.http2.defaultStreamByteDistributor=weightedFairQueue\n';;
         upstream-wc) printf 'upstream\n--distributor=WHOLE_CHUNK\n';;
-        fork-limit0) printf 'fork\n-Dio.netty.iouring.uncountedFlushedLimit=0\n';;
-        fork-hwm2x) printf 'fork\n-Dio.netty.iouring.uncountedFlushedLimit=0\n--hwm=131072\n';;
+        fork-hwm1x) printf 'fork\n-Dio.netty.iouring.defaultWriteBufferHighWaterMark=65536\n';;
+        fork-limit) printf 'fork\n-Dio.netty.iouring.defaultWriteBufferHighWaterMark=65536\n-Dio.netty.iouring.uncountedFlushedLimit=65536\n';;
         *=*) local spec=${1#*=}
              case ${spec%%,*} in upstream|fork) ;; *) die "ARMS: '$1': artifacts must be upstream or fork";; esac
              tr ',' '\n' <<< "$spec";;
-        *) die "ARMS: unknown arm '$1' (upstream, fork, fork-wfq, upstream-wc, fork-limit0, fork-hwm2x, NAME=ARTIFACTS[,OPTION...])";;
+        *) die "ARMS: unknown arm '$1' (upstream, fork, fork-wfq, upstream-wc, fork-hwm1x, fork-limit, NAME=ARTIFACTS[,OPTION...])";;
     esac
 }
 arm_name() { echo "${1%%=*}"; }

@@ -148,9 +148,12 @@ class ForkConsumerTest {
         }
     }
 
-    /** The fork's io_uring accounting (0002): right after flushing more than the high water mark, writable. */
+    /**
+     * The fork's io_uring defaults: water marks of 64/128 KiB (0007), so 100 KiB pending leave a connection
+     * writable; the uncounted flushed limit (0002) is opt-in, 0 by default.
+     */
     @Test
-    void ioUringWritableAgainAfterFlush() throws Exception {
+    void ioUringDefaultWaterMarksAndLimit() throws Exception {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, IoUringIoHandler.newFactory());
         try {
             Channel server = new ServerBootstrap().group(group).channel(IoUringServerSocketChannel.class)
@@ -164,19 +167,16 @@ class ForkConsumerTest {
                     .handler(new ChannelInboundHandlerAdapter())
                     .connect(server.localAddress()).sync().channel();
             boolean writable = client.eventLoop().submit(() -> {
-                int high = client.config().getWriteBufferHighWaterMark();
-                int size = high + 16 * 1024;
+                int size = 100 * 1024;
                 client.write(Unpooled.directBuffer(size).writeZero(size));
-                boolean before = client.isWritable();
-                client.flush();
-                // Taken for writing: of the message's pending size (size + 96 bytes), up to the default limit
-                // (IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT: the high water mark) stops counting, so
-                // 16 KiB + 96 bytes count, below the low water mark.
-                return !before && client.isWritable()
-                        && client.bytesBeforeUnwritable() == high - (size + 96 - high) + 1
-                        && client.config().getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT) == high;
+                boolean at100k = client.isWritable();
+                client.write(Unpooled.directBuffer(size).writeZero(size));
+                return at100k && !client.isWritable()
+                        && client.config().getWriteBufferHighWaterMark() == 128 * 1024
+                        && client.config().getWriteBufferLowWaterMark() == 64 * 1024
+                        && client.config().getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT) == 0;
             }).get(30, TimeUnit.SECONDS);
-            assertTrue(writable, "unwritable after write, writable with the flushed bytes taken for writing");
+            assertTrue(writable, "writable with 100 KiB pending, unwritable with 200 KiB; marks 64/128 KiB, limit 0");
             client.close().sync();
             server.close().sync();
         } finally {

@@ -95,7 +95,7 @@ public class StreamChannelWritabilityTest {
          */
         IO_URING,
         /**
-         * As the series' io_uring does by default (0002): {@link #IO_URING}, and while a write is outstanding the
+         * As the series' io_uring does with 0002's limit set: {@link #IO_URING}, and while a write is outstanding the
          * flushed messages stop counting against the water marks up to the high water mark (the transport hook
          * {@code AbstractUnsafe.setUncountedFlushedLimit}: the high water mark when a write is submitted, 0 once
          * none is outstanding).
@@ -274,7 +274,7 @@ public class StreamChannelWritabilityTest {
         private void submit(ChannelOutboundBuffer in) {
             outstanding = in.size();
             if (writes == Writes.IO_URING_UNCOUNTED_FLUSHED && outstanding > 0) {
-                // A write is outstanding: io_uring's default limit, the high water mark.
+                // A write is outstanding: 0002's limit at the high water mark.
                 transportUnsafe.uncountedFlushedLimit(config().getWriteBufferHighWaterMark());
             }
         }
@@ -341,7 +341,7 @@ public class StreamChannelWritabilityTest {
     void seriesIoUringStreamChannelGetsItsShareNextToBulkStreams() throws Exception {
         Result r = run(Writes.IO_URING_UNCOUNTED_FLUSHED);
         assertServedAlongside(r);
-        // With 0002's default limit events pass Http2FrameCodec now and then, but the connection is filled on most.
+        // With 0002's limit events pass Http2FrameCodec now and then, but the connection is filled on most.
         assertTrue(r.writableAfterCodec[BEFORE_HALF] * 10 < r.writableAtHead[BEFORE_HALF], r.toString());
     }
 

@@ -50,13 +50,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * How much an io_uring server holds for peers that stop reading, for each value of
- * {@link IoUringChannelOption#IO_URING_UNCOUNTED_FLUSHED_LIMIT}: {@code 0} (every pending message counts against the
- * water marks until its write completes), the option not set (its default, the high water mark, unless
- * {@code -Dio.netty.iouring.uncountedFlushedLimit} says otherwise), and each value of {@code --limits} (comma
- * separated byte counts, for example {@code 131072,262144,1048576}). Opens {@code --connections} connections on
+ * How much an io_uring server holds for peers that stop reading: with {@link WriteBufferWaterMark#DEFAULT} and
+ * {@link IoUringChannelOption#IO_URING_UNCOUNTED_FLUSHED_LIMIT} {@code 0} (every pending message counts against the
+ * water marks until its write completes), with neither option set (io_uring's default water marks and limit, or
+ * those {@code -Dio.netty.iouring.defaultWriteBufferHighWaterMark} and {@code -Dio.netty.iouring.uncountedFlushedLimit}
+ * give), and with {@link WriteBufferWaterMark#DEFAULT} and each limit of {@code --limits} (comma separated byte
+ * counts, for example {@code 65536,131072,1048576}). Opens {@code --connections} connections on
  * 127.0.0.1 whose NIO clients never read ({@code AUTO_READ=false}, {@code SO_RCVBUF} {@code --rcvbuf}); each server
- * child (io_uring, one event loop, default water marks, {@code SO_SNDBUF} {@code --sndbuf}) writes and flushes
+ * child (io_uring, one event loop, {@code SO_SNDBUF} {@code --sndbuf}) writes and flushes
  * {@code --message}-byte direct buffers while it is writable, in {@code channelActive} and
  * {@code channelWritabilityChanged}. Once every child is unwritable and nothing was written for a second, it reads
  * each child's {@link ChannelOutboundBuffer#totalPendingWriteBytes()} and limit on its event loop and the direct
@@ -132,19 +133,21 @@ public final class IoUringWriteMemoryBound {
     private static final class Config {
         final String label;
         final Integer limit;
+        final WriteBufferWaterMark waterMark;
 
-        Config(String label, Integer limit) {
+        Config(String label, Integer limit, WriteBufferWaterMark waterMark) {
             this.label = label;
             this.limit = limit;
+            this.waterMark = waterMark;
         }
     }
 
     private boolean run() throws Exception {
         List<Config> configs = new ArrayList<Config>();
-        configs.add(new Config("0 (every pending message counts)", 0));
-        configs.add(new Config("not set (default)", null));
+        configs.add(new Config("32/64 KiB, limit 0 (4.2.18's)", 0, WriteBufferWaterMark.DEFAULT));
+        configs.add(new Config("not set (io_uring's defaults)", null, null));
         for (Integer limit : limits) {
-            configs.add(new Config(String.valueOf(limit), limit));
+            configs.add(new Config("32/64 KiB, limit " + limit, limit, WriteBufferWaterMark.DEFAULT));
         }
         List<Result> results = new ArrayList<Result>();
         long messagesBefore = messagesMemory();
@@ -152,13 +155,11 @@ public final class IoUringWriteMemoryBound {
             results.add(measure(config));
         }
         boolean ok = true;
-        WriteBufferWaterMark waterMark = WriteBufferWaterMark.DEFAULT;
         System.out.println();
         System.out.printf(Locale.ROOT, "io_uring server, %d connections on 127.0.0.1 whose clients do not read " +
-                "(NIO, SO_RCVBUF %d), %d-byte messages, server SO_SNDBUF %d, water marks %d/%d; bound per channel " +
-                "high + limit + %d + %d%n%n", connections, rcvbuf, message, sndbuf, waterMark.low(),
-                waterMark.high(), message, ENTRY_OVERHEAD);
-        System.out.println("| IO_URING_UNCOUNTED_FLUSHED_LIMIT | limit in effect | connections | " +
+                "(NIO, SO_RCVBUF %d), %d-byte messages, server SO_SNDBUF %d; bound per channel " +
+                "high + limit + %d + %d%n%n", connections, rcvbuf, message, sndbuf, message, ENTRY_OVERHEAD);
+        System.out.println("| water marks, limit | marks, limit in effect | connections | " +
                 "max pending/channel | " +
                 "mean pending/channel | bound/channel | total pending | bound x N | " +
                 "messages' direct memory | Netty direct memory (PlatformDependent.usedDirectMemory()) | " +
@@ -169,8 +170,9 @@ public final class IoUringWriteMemoryBound {
             boolean within = r.max <= r.perChannelBound && r.total <= totalBound;
             ok &= within && r.channels == connections;
             System.out.printf(Locale.ROOT,
-                    "| %s | %d | %d | %d | %.0f | %d | %d (%s) | %d (%s) | %s | %s | %s | %s |%n",
-                    r.config.label, r.limit, r.channels, r.max, (double) r.total / r.channels, r.perChannelBound,
+                    "| %s | %d/%d, %d | %d | %d | %.0f | %d | %d (%s) | %d (%s) | %s | %s | %s | %s |%n",
+                    r.config.label, r.waterMark.low(), r.waterMark.high(), r.limit, r.channels, r.max,
+                    (double) r.total / r.channels, r.perChannelBound,
                     r.total, mib(r.total), totalBound, mib(totalBound), delta(r.messagesMemory),
                     delta(r.nettyDirectMemory), delta(r.allocatorMemory),
                     (r.channels - r.overBound) + "/" + r.channels + (within ? " yes" : " NO"));
@@ -203,6 +205,9 @@ public final class IoUringWriteMemoryBound {
                     .childHandler(writer);
             if (config.limit != null) {
                 serverBootstrap.childOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT, config.limit);
+            }
+            if (config.waterMark != null) {
+                serverBootstrap.childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, config.waterMark);
             }
             server = serverBootstrap.bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
             Bootstrap bootstrap = new Bootstrap().group(clientGroup).channel(NioSocketChannel.class)
@@ -250,15 +255,15 @@ public final class IoUringWriteMemoryBound {
                 }
             }
 
-            // The limit in effect (the default follows the high water mark and
-            // -Dio.netty.iouring.uncountedFlushedLimit).
+            // The water marks and limit in effect (defaults: io_uring's, or the system properties').
             Channel first = writer.children.peek();
             int limit = first.config().getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT);
+            WriteBufferWaterMark waterMark = first.config().getWriteBufferWaterMark();
             if (config.limit != null && limit != config.limit) {
                 throw new IllegalStateException(config.label + ": the children's limit is " + limit);
             }
-            long perChannelBound = (long) WriteBufferWaterMark.DEFAULT.high() + limit + message + ENTRY_OVERHEAD;
-            Result result = new Result(config, limit, perChannelBound);
+            long perChannelBound = (long) waterMark.high() + limit + message + ENTRY_OVERHEAD;
+            Result result = new Result(config, limit, waterMark, perChannelBound);
             for (final Channel child : writer.children) {
                 long pending = child.eventLoop().submit(() -> {
                     ChannelOutboundBuffer buffer = child.unsafe().outboundBuffer();
@@ -267,8 +272,9 @@ public final class IoUringWriteMemoryBound {
                 if (pending < 0) {
                     throw new IllegalStateException("child closed while measuring: " + child);
                 }
-                if (child.config().getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT) != limit) {
-                    throw new IllegalStateException(config.label + ": children with different limits");
+                if (child.config().getOption(IoUringChannelOption.IO_URING_UNCOUNTED_FLUSHED_LIMIT) != limit
+                        || child.config().getWriteBufferHighWaterMark() != waterMark.high()) {
+                    throw new IllegalStateException(config.label + ": children with different limits or marks");
                 }
                 result.channels++;
                 result.total += pending;
@@ -321,6 +327,7 @@ public final class IoUringWriteMemoryBound {
     private static final class Result {
         final Config config;
         final int limit;
+        final WriteBufferWaterMark waterMark;
         final long perChannelBound;
         int channels;
         int overBound;
@@ -330,9 +337,10 @@ public final class IoUringWriteMemoryBound {
         long nettyDirectMemory;
         long allocatorMemory;
 
-        Result(Config config, int limit, long perChannelBound) {
+        Result(Config config, int limit, WriteBufferWaterMark waterMark, long perChannelBound) {
             this.config = config;
             this.limit = limit;
+            this.waterMark = waterMark;
             this.perChannelBound = perChannelBound;
         }
     }

@@ -101,8 +101,9 @@ public class Http2SoakRun {
     private static final long MIN_PHASE_MILLIS = 3000;
     /**
      * Direct memory per connection that the transport and HTTP/2 may hold beyond the application's response bodies:
-     * twice the write high water mark, one message (a 16 KiB DATA frame and its 9-byte header) and HTTP/2's 32 KiB
-     * floor ({@code Http2RemoteFlowController}'s minimum writable chunk).
+     * twice Netty's default write high water mark (io_uring's default high water mark), one message (a 16 KiB DATA
+     * frame and its 9-byte header) and HTTP/2's 32 KiB floor ({@code Http2RemoteFlowController}'s minimum writable
+     * chunk).
      */
     static final long PER_CONNECTION_BOUND = 2L * SoakServer.WATER_MARK.high() + 16 * 1024 + 9 + 32 * 1024;
     /**
@@ -149,6 +150,8 @@ public class Http2SoakRun {
                 + System.getProperty("io.netty.http2.defaultStreamByteDistributor", "(default)")
                 + ", io.netty.iouring.uncountedFlushedLimit="
                 + System.getProperty("io.netty.iouring.uncountedFlushedLimit", "(default)")
+                + ", io.netty.iouring.defaultWriteBufferHighWaterMark="
+                + System.getProperty("io.netty.iouring.defaultWriteBufferHighWaterMark", "(default)")
                 + ", io_uring multishot accept " + IoUring.isAcceptMultishotEnabled()
                 + ", soak.closingLoops " + SoakServer.CLOSING_LOOPS
                 + ", allocator " + ByteBufAllocator.DEFAULT.getClass().getSimpleName()

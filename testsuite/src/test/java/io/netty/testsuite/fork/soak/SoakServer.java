@@ -108,6 +108,10 @@ import javax.net.ssl.SSLException;
 final class SoakServer {
     /** The server's SETTINGS_MAX_CONCURRENT_STREAMS; the greedy clients open more. */
     static final int MAX_CONCURRENT_STREAMS = 100;
+    /**
+     * Netty's default water marks: the bound's unit. The servers keep their transport's default marks (io_uring's are
+     * twice these, NIO's and epoll's these), so a connection holds at most twice this high water mark and a message.
+     */
     static final WriteBufferWaterMark WATER_MARK = WriteBufferWaterMark.DEFAULT;
     private static final int ZERO_COPY_THRESHOLD = 16 * 1024;
     private static final int CHUNK = 8 * 1024;
@@ -243,7 +247,6 @@ final class SoakServer {
 
     InetSocketAddress start() throws InterruptedException {
         ServerBootstrap sb = new ServerBootstrap().group(boss, workers)
-                .childOption(io.netty.channel.ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {

@@ -29,9 +29,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * The companion of {@link IoUringSocketHttp2ResponseFramingTest}: the same servers and clients on io_uring, in a JVM
  * that restores upstream's defaults ({@code -Dio.netty.http2.defaultStreamByteDistributor=weightedFairQueue
- * -Dio.netty.iouring.uncountedFlushedLimit=0}; surefire execution {@code upstream-defaults}). Responses must still
- * arrive complete and intact; their framing is only logged (it depends on when write completions are processed), so
- * the build output shows the fragmentation the fork removes. Tagged {@value #TAG}: only that execution runs it.
+ * -Dio.netty.iouring.defaultWriteBufferHighWaterMark=65536}; surefire execution {@code upstream-defaults}). Responses
+ * must still arrive complete and intact; their framing is only logged (it depends on when write completions are
+ * processed), so the build output shows the fragmentation the fork removes. Tagged {@value #TAG}: only that execution
+ * runs it.
  */
 @Tag(IoUringSocketHttp2ResponseFramingUpstreamDefaultsTest.TAG)
 public class IoUringSocketHttp2ResponseFramingUpstreamDefaultsTest extends SocketHttp2ResponseFramingTest {
@@ -41,7 +42,7 @@ public class IoUringSocketHttp2ResponseFramingUpstreamDefaultsTest extends Socke
     static void upstreamDefaults() {
         String where = "runs in surefire execution upstream-defaults only (./mvnw verify -pl testsuite)";
         assertEquals("weightedFairQueue", System.getProperty("io.netty.http2.defaultStreamByteDistributor"), where);
-        assertEquals("0", System.getProperty("io.netty.iouring.uncountedFlushedLimit"), where);
+        assertEquals("65536", System.getProperty("io.netty.iouring.defaultWriteBufferHighWaterMark"), where);
     }
 
     @Override
