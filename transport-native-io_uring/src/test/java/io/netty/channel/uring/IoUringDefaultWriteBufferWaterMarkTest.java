@@ -19,6 +19,7 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelConfig;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
@@ -40,16 +41,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * io_uring stream channels default to twice {@link WriteBufferWaterMark#DEFAULT}'s water marks (64/128 KiB), or to
- * the high water mark {@code -Dio.netty.iouring.defaultWriteBufferHighWaterMark} gives (the low one half of it);
- * options set by the application win, and datagram and server channels keep {@link WriteBufferWaterMark#DEFAULT}.
+ * io_uring stream channels default to twice {@link WriteBufferWaterMark#DEFAULT}'s water marks (64/128 KiB); the
+ * high water mark {@code -Dio.netty.iouring.defaultWriteBufferHighWaterMark} gives replaces it (the low one half of
+ * it); marks set by the application win, a single mark set on the default applies to
+ * {@link WriteBufferWaterMark#DEFAULT} as on other transports, and datagram and server channels keep
+ * {@link WriteBufferWaterMark#DEFAULT}. Run without the property.
  */
 public class IoUringDefaultWriteBufferWaterMarkTest {
     /** ChannelOutboundBuffer's per-message overhead, as the JVM is configured. */
     private static final int OVERHEAD = Integer.getInteger("io.netty.transport.outboundBufferEntrySizeOverhead", 96);
-    /** The default high water mark of this JVM: the property's, else 128 KiB. */
-    private static final int HIGH = Integer.getInteger(IoUringSocketChannelConfig.DEFAULT_HIGH_WATER_MARK_PROPERTY,
-            128 * 1024);
+    private static final int HIGH = 128 * 1024;
 
     private static EventLoopGroup group;
 
@@ -75,6 +76,30 @@ public class IoUringDefaultWriteBufferWaterMarkTest {
     }
 
     @Test
+    public void aSingleMarkSetOnTheDefaultAppliesToNettysDefaultAsOnOtherTransports() {
+        assertSingleMarks(new IoUringSocketChannel());
+        assertSingleMarks(new IoUringDomainSocketChannel());
+    }
+
+    @SuppressWarnings("deprecation")
+    private static void assertSingleMarks(Channel ch) {
+        try {
+            ChannelConfig config = ch.config();
+            // 4.2.18 and other transports: 32/48 KiB (refused against 64/128 KiB: a high mark below the low one).
+            assertTrue(config.setOption(ChannelOption.WRITE_BUFFER_HIGH_WATER_MARK, 48 * 1024));
+            assertMarks(32 * 1024, 48 * 1024, config.getWriteBufferWaterMark());
+            // Once left, the marks are the application's: a second single mark applies to them.
+            assertTrue(config.setOption(ChannelOption.WRITE_BUFFER_LOW_WATER_MARK, 40 * 1024));
+            assertMarks(40 * 1024, 48 * 1024, config.getWriteBufferWaterMark());
+            config.setWriteBufferWaterMark(IoUringSocketChannelConfig.DEFAULT_WRITE_BUFFER_WATER_MARK);
+            assertTrue(config.setOption(ChannelOption.WRITE_BUFFER_LOW_WATER_MARK, 16 * 1024));
+            assertMarks(16 * 1024, 64 * 1024, config.getWriteBufferWaterMark());
+        } finally {
+            ch.unsafe().closeForcibly();
+        }
+    }
+
+    @Test
     public void thePropertyValueGivesTheHighWaterMarkAndAnInvalidOneIsIgnored() {
         assertMarks(32 * 1024, 64 * 1024, IoUringSocketChannelConfig.defaultWriteBufferWaterMark("65536"));
         assertMarks(500, 1001, IoUringSocketChannelConfig.defaultWriteBufferWaterMark(" 1001 "));
@@ -86,10 +111,11 @@ public class IoUringDefaultWriteBufferWaterMarkTest {
 
     @Test
     public void anAcceptedChannelTakesTheDefaultUnlessAChildOptionSetsMarks() throws Exception {
-        assertMarks(HIGH / 2, HIGH, acceptedChannelMarks(null));
+        assertMarks(HIGH / 2, HIGH, acceptedChannelMarks(null, null));
         WriteBufferWaterMark set = new WriteBufferWaterMark(8 * 1024, 16 * 1024);
-        assertMarks(set.low(), set.high(), acceptedChannelMarks(set));
-        assertMarks(32 * 1024, 64 * 1024, acceptedChannelMarks(WriteBufferWaterMark.DEFAULT));
+        assertMarks(set.low(), set.high(), acceptedChannelMarks(ChannelOption.WRITE_BUFFER_WATER_MARK, set));
+        assertMarks(32 * 1024, 64 * 1024,
+                acceptedChannelMarks(ChannelOption.WRITE_BUFFER_WATER_MARK, WriteBufferWaterMark.DEFAULT));
     }
 
     /**
@@ -130,7 +156,8 @@ public class IoUringDefaultWriteBufferWaterMarkTest {
         }
     }
 
-    private static WriteBufferWaterMark acceptedChannelMarks(WriteBufferWaterMark childMarks) throws Exception {
+    /** The marks of an accepted channel, with {@code option} set to {@code value} as a child option unless null. */
+    private static <T> WriteBufferWaterMark acceptedChannelMarks(ChannelOption<T> option, T value) throws Exception {
         CompletableFuture<WriteBufferWaterMark> marks = new CompletableFuture<>();
         ServerBootstrap sb = new ServerBootstrap().group(group).channel(IoUringServerSocketChannel.class)
                 .childHandler(new ChannelInboundHandlerAdapter() {
@@ -140,8 +167,8 @@ public class IoUringDefaultWriteBufferWaterMarkTest {
                         ctx.close();
                     }
                 });
-        if (childMarks != null) {
-            sb.childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, childMarks);
+        if (option != null) {
+            sb.childOption(option, value);
         }
         Channel server = sb.bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
         Channel client = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
