@@ -98,7 +98,7 @@ arm_spec() { # NAME
         fork-wfq) printf 'fork\n-Dio.netty.http2.defaultStreamByteDistributor=weightedFairQueue\n';;
         upstream-wc) printf 'upstream\n--distributor=WHOLE_CHUNK\n';;
         fork-hwm1x) printf 'fork\n-Dio.netty.iouring.defaultWriteBufferHighWaterMark=65536\n';;
-        fork-limit) printf 'fork\n-Dio.netty.iouring.defaultWriteBufferHighWaterMark=65536\n-Dio.netty.iouring.uncountedFlushedLimit=65536\n';;
+        fork-limit) arm_spec fork-hwm1x; echo -Dio.netty.iouring.uncountedFlushedLimit=65536;;
         *=*) local spec=${1#*=}
              case ${spec%%,*} in upstream|fork) ;; *) die "ARMS: '$1': artifacts must be upstream or fork";; esac
              tr ',' '\n' <<< "$spec";;

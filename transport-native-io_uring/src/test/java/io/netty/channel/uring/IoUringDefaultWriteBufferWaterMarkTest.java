@@ -124,60 +124,64 @@ public class IoUringDefaultWriteBufferWaterMarkTest {
      */
     @Test
     public void aConnectionIsWritableUpToTheDefaultHighWaterMark() throws Exception {
-        Channel server = new ServerBootstrap().group(group).channel(IoUringServerSocketChannel.class)
-                .childHandler(new ChannelInboundHandlerAdapter() {
-                    @Override
-                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                        ReferenceCountUtil.release(msg);
-                    }
-                }).bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
-        Channel client = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
-                .handler(new ChannelInboundHandlerAdapter())
-                .connect(server.localAddress()).sync().channel();
-        try {
-            client.eventLoop().submit(() -> {
-                // Not flushed: all of it counts, whatever the transport has written.
-                // Half the default high water mark and one byte: over WriteBufferWaterMark.DEFAULT's 64 KiB.
-                int first = HIGH / 2 + 1;
-                client.write(Unpooled.buffer(first).writeZero(first));
-                assertTrue(client.isWritable(), "writable with " + first + " bytes pending");
-                assertEquals(HIGH - first - OVERHEAD + 1, client.bytesBeforeUnwritable());
-                int second = (int) client.bytesBeforeUnwritable() - OVERHEAD - 1;
-                client.write(Unpooled.buffer(second).writeZero(second));
-                assertTrue(client.isWritable(), "writable at the high water mark");
-                assertEquals(1, client.bytesBeforeUnwritable());
-                client.write(Unpooled.buffer(1).writeZero(1));
-                assertFalse(client.isWritable(), "unwritable above the high water mark");
-                return null;
-            }).get(30, TimeUnit.SECONDS);
-        } finally {
-            client.close().sync();
-            server.close().sync();
-        }
+        ServerBootstrap sb = new ServerBootstrap().childHandler(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                ReferenceCountUtil.release(msg);
+            }
+        });
+        connected(sb, client -> client.eventLoop().submit(() -> {
+            // Not flushed: all of it counts, whatever the transport has written.
+            // Half the default high water mark and one byte: over WriteBufferWaterMark.DEFAULT's 64 KiB.
+            int first = HIGH / 2 + 1;
+            client.write(Unpooled.buffer(first).writeZero(first));
+            assertTrue(client.isWritable(), "writable with " + first + " bytes pending");
+            assertEquals(HIGH - first - OVERHEAD + 1, client.bytesBeforeUnwritable());
+            int second = (int) client.bytesBeforeUnwritable() - OVERHEAD - 1;
+            client.write(Unpooled.buffer(second).writeZero(second));
+            assertTrue(client.isWritable(), "writable at the high water mark");
+            assertEquals(1, client.bytesBeforeUnwritable());
+            client.write(Unpooled.buffer(1).writeZero(1));
+            assertFalse(client.isWritable(), "unwritable above the high water mark");
+            return null;
+        }).get(30, TimeUnit.SECONDS));
     }
 
     /** The marks of an accepted channel, with {@code option} set to {@code value} as a child option unless null. */
     private static <T> WriteBufferWaterMark acceptedChannelMarks(ChannelOption<T> option, T value) throws Exception {
         CompletableFuture<WriteBufferWaterMark> marks = new CompletableFuture<>();
-        ServerBootstrap sb = new ServerBootstrap().group(group).channel(IoUringServerSocketChannel.class)
-                .childHandler(new ChannelInboundHandlerAdapter() {
-                    @Override
-                    public void channelActive(ChannelHandlerContext ctx) {
-                        marks.complete(ctx.channel().config().getWriteBufferWaterMark());
-                        ctx.close();
-                    }
-                });
+        ServerBootstrap sb = new ServerBootstrap().childHandler(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelActive(ChannelHandlerContext ctx) {
+                marks.complete(ctx.channel().config().getWriteBufferWaterMark());
+                ctx.close();
+            }
+        });
         if (option != null) {
             sb.childOption(option, value);
         }
-        Channel server = sb.bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
-        Channel client = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
-                .handler(new ChannelInboundHandlerAdapter())
-                .connect(server.localAddress()).sync().channel();
+        return connected(sb, client -> marks.get(30, TimeUnit.SECONDS));
+    }
+
+    /** What a test does with a connected client. */
+    private interface ClientTest<T> {
+        T run(Channel client) throws Exception;
+    }
+
+    /** Binds {@code sb} on io_uring, connects an io_uring client to it, runs {@code test}, then closes both. */
+    private static <T> T connected(ServerBootstrap sb, ClientTest<T> test) throws Exception {
+        Channel server = sb.group(group).channel(IoUringServerSocketChannel.class)
+                .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
         try {
-            return marks.get(30, TimeUnit.SECONDS);
+            Channel client = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
+                    .handler(new ChannelInboundHandlerAdapter())
+                    .connect(server.localAddress()).sync().channel();
+            try {
+                return test.run(client);
+            } finally {
+                client.close().sync();
+            }
         } finally {
-            client.close().sync();
             server.close().sync();
         }
     }

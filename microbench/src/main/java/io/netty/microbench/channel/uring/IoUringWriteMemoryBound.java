@@ -262,8 +262,7 @@ public final class IoUringWriteMemoryBound {
             if (config.limit != null && limit != config.limit) {
                 throw new IllegalStateException(config.label + ": the children's limit is " + limit);
             }
-            long perChannelBound = (long) waterMark.high() + limit + message + ENTRY_OVERHEAD;
-            Result result = new Result(config, limit, waterMark, perChannelBound);
+            Result result = new Result(config, limit, waterMark, message);
             for (final Channel child : writer.children) {
                 long pending = child.eventLoop().submit(() -> {
                     ChannelOutboundBuffer buffer = child.unsafe().outboundBuffer();
@@ -279,7 +278,7 @@ public final class IoUringWriteMemoryBound {
                 result.channels++;
                 result.total += pending;
                 result.max = Math.max(result.max, pending);
-                if (pending > perChannelBound) {
+                if (pending > result.perChannelBound) {
                     result.overBound++;
                 }
             }
@@ -337,11 +336,11 @@ public final class IoUringWriteMemoryBound {
         long nettyDirectMemory;
         long allocatorMemory;
 
-        Result(Config config, int limit, WriteBufferWaterMark waterMark, long perChannelBound) {
+        Result(Config config, int limit, WriteBufferWaterMark waterMark, int message) {
             this.config = config;
             this.limit = limit;
             this.waterMark = waterMark;
-            this.perChannelBound = perChannelBound;
+            perChannelBound = (long) waterMark.high() + limit + message + ENTRY_OVERHEAD;
         }
     }
 
