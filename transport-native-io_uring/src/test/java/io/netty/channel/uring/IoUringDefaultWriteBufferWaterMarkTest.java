@@ -37,15 +37,17 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * io_uring stream channels default to twice {@link WriteBufferWaterMark#DEFAULT}'s water marks (64/128 KiB); the
  * high water mark {@code -Dio.netty.iouring.defaultWriteBufferHighWaterMark} gives replaces it (the low one half of
- * it); marks set by the application win, a single mark set on the default applies to
- * {@link WriteBufferWaterMark#DEFAULT} as on other transports, and datagram and server channels keep
- * {@link WriteBufferWaterMark#DEFAULT}. Run without the property.
+ * it, at least 2); marks set by the application win, a single mark applies to the current marks except a high one
+ * that only {@link WriteBufferWaterMark#DEFAULT} accepts (it applies to that, as in 4.2.18), and datagram and server
+ * channels keep {@link WriteBufferWaterMark#DEFAULT}. Run without the property.
  */
 public class IoUringDefaultWriteBufferWaterMarkTest {
     /** ChannelOutboundBuffer's per-message overhead, as the JVM is configured. */
@@ -76,7 +78,7 @@ public class IoUringDefaultWriteBufferWaterMarkTest {
     }
 
     @Test
-    public void aSingleMarkSetOnTheDefaultAppliesToNettysDefaultAsOnOtherTransports() {
+    public void aSingleMarkAppliesToTheCurrentMarksOrWhereOnlyNettysDefaultAcceptsItToThat() {
         assertSingleMarks(new IoUringSocketChannel());
         assertSingleMarks(new IoUringDomainSocketChannel());
     }
@@ -85,15 +87,27 @@ public class IoUringDefaultWriteBufferWaterMarkTest {
     private static void assertSingleMarks(Channel ch) {
         try {
             ChannelConfig config = ch.config();
-            // 4.2.18 and other transports: 32/48 KiB (refused against 64/128 KiB: a high mark below the low one).
+            WriteBufferWaterMark ioUringDefault = config.getWriteBufferWaterMark();
+            // Setting the current values changes nothing (a copy of getOptions() is idempotent).
+            assertTrue(config.setOption(ChannelOption.WRITE_BUFFER_HIGH_WATER_MARK, HIGH));
+            assertTrue(config.setOption(ChannelOption.WRITE_BUFFER_LOW_WATER_MARK, HIGH / 2));
+            assertMarks(HIGH / 2, HIGH, config.getWriteBufferWaterMark());
+            // A low water mark alone applies to the current marks.
+            assertTrue(config.setOption(ChannelOption.WRITE_BUFFER_LOW_WATER_MARK, 16 * 1024));
+            assertMarks(16 * 1024, HIGH, config.getWriteBufferWaterMark());
+            // A high water mark below the default's low one that WriteBufferWaterMark.DEFAULT accepts: 4.2.18's
+            // 32/48 KiB (refused against 64/128 KiB).
+            config.setWriteBufferWaterMark(ioUringDefault);
             assertTrue(config.setOption(ChannelOption.WRITE_BUFFER_HIGH_WATER_MARK, 48 * 1024));
             assertMarks(32 * 1024, 48 * 1024, config.getWriteBufferWaterMark());
-            // Once left, the marks are the application's: a second single mark applies to them.
-            assertTrue(config.setOption(ChannelOption.WRITE_BUFFER_LOW_WATER_MARK, 40 * 1024));
-            assertMarks(40 * 1024, 48 * 1024, config.getWriteBufferWaterMark());
-            config.setWriteBufferWaterMark(IoUringSocketChannelConfig.DEFAULT_WRITE_BUFFER_WATER_MARK);
-            assertTrue(config.setOption(ChannelOption.WRITE_BUFFER_LOW_WATER_MARK, 16 * 1024));
-            assertMarks(16 * 1024, 64 * 1024, config.getWriteBufferWaterMark());
+            // Below WriteBufferWaterMark.DEFAULT's low one: refused, as by 4.2.18, and the marks stay.
+            config.setWriteBufferWaterMark(ioUringDefault);
+            assertThrows(IllegalArgumentException.class, () -> config.setWriteBufferHighWaterMark(16 * 1024));
+            assertSame(ioUringDefault, config.getWriteBufferWaterMark());
+            // Marks equal to the default but set by the application are the application's: refused as anywhere.
+            config.setWriteBufferWaterMark(new WriteBufferWaterMark(HIGH / 2, HIGH));
+            assertThrows(IllegalArgumentException.class, () -> config.setWriteBufferHighWaterMark(48 * 1024));
+            assertMarks(HIGH / 2, HIGH, config.getWriteBufferWaterMark());
         } finally {
             ch.unsafe().closeForcibly();
         }
@@ -103,8 +117,9 @@ public class IoUringDefaultWriteBufferWaterMarkTest {
     public void thePropertyValueGivesTheHighWaterMarkAndAnInvalidOneIsIgnored() {
         assertMarks(32 * 1024, 64 * 1024, IoUringSocketChannelConfig.defaultWriteBufferWaterMark("65536"));
         assertMarks(500, 1001, IoUringSocketChannelConfig.defaultWriteBufferWaterMark(" 1001 "));
+        assertMarks(1, 2, IoUringSocketChannelConfig.defaultWriteBufferWaterMark("2"));
         assertMarks(64 * 1024, 128 * 1024, IoUringSocketChannelConfig.defaultWriteBufferWaterMark(null));
-        for (String invalid : new String[] { "", "0", "-1", "64k", "4294967296" }) {
+        for (String invalid : new String[] { "", "0", "1", "-1", "64k", "4294967296" }) {
             assertMarks(64 * 1024, 128 * 1024, IoUringSocketChannelConfig.defaultWriteBufferWaterMark(invalid));
         }
     }
